@@ -1,0 +1,124 @@
+// Per-particle controllers built on force generators. The PID position controller pulls one
+// particle toward a target through the force accumulators, so the constraint solve sees the pull
+// and the rest of a sheet follows it, where a teleport would move one particle out of the sheet
+// and leave the springs to snap it back.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+template <class T>
+class Simulation;
+
+/// Gains of a PID position controller. Forces are in the solver's units (they are multiplied by
+/// the particle's inverse mass and dt^2 like every other force). The defaults are tuned for a unit
+/// mass at dt = 1/60: kp dt^2 ~ 0.28 and kd dt ~ 0.67 keep the discrete loop well damped (its
+/// poles sit at |z| ~ 0.57), and kp = 1000 outweighs the four springs of a grid particle at the
+/// default stiffness x iterations of a few hundred, so a grabbed particle follows the hand closely.
+template <class T>
+struct PidGains
+{
+    T kp = T(1000); ///< force per world unit of position error; higher follows tighter, too high rings
+    T ki = T(0);    ///< force per (world unit x second) of accumulated error; removes the steady offset
+                    ///< a constant load leaves (load / kp), at the price of overshoot. Off by default.
+    T kd = T(40);   ///< force per (world unit / second) of error rate; damps the approach.
+};
+
+namespace detail
+{
+template <class T>
+struct PidState
+{
+    Vec3<T> target;
+    PidGains<T> gains;
+    Vec3<T> integral = Vec3<T>::Zero();
+    Vec3<T> previous_error = Vec3<T>::Zero();
+    bool started = false;
+
+    /// Derivative on the error, not on the measurement, so a hand moving at constant speed is
+    /// tracked without lag; the first call seeds the previous error so a fresh grab does not kick.
+    Vec3<T> force(const Vec3<T>& position, T dt)
+    {
+        const Vec3<T> error = target - position;
+        if (!started)
+        {
+            previous_error = error;
+            started = true;
+        }
+        integral += error * dt;
+        const Vec3<T> rate = (error - previous_error) / dt;
+        previous_error = error;
+        return gains.kp * error + gains.ki * integral + gains.kd * rate;
+    }
+};
+
+template <class T>
+void check_gains(const PidGains<T>& g)
+{
+    for (T v : {g.kp, g.ki, g.kd})
+        if (!std::isfinite(v) || v < T(0))
+            throw std::invalid_argument("simdverlet: PID gains must be finite and >= 0, got " + number(v));
+}
+} // namespace detail
+
+/// Live handle of a PID position controller registered on a simulation. Copyable; all copies
+/// address the same controller. Outlives neither the simulation nor a remove().
+template <class T>
+class PidController
+{
+  public:
+    PidController() = default;
+
+    /// Moves the point the particle is pulled toward.
+    void set_target(const Vec3<T>& target)
+    {
+        if (!target.allFinite())
+            throw std::invalid_argument("simdverlet: PID target is not finite");
+        live_state().target = target;
+    }
+    Vec3<T> target() const { return live_state().target; }
+
+    void set_gains(const PidGains<T>& gains)
+    {
+        detail::check_gains(gains);
+        live_state().gains = gains;
+    }
+    PidGains<T> gains() const { return live_state().gains; }
+
+    /// The controlled particle's current index (removals below it renumber it).
+    std::int32_t particle() const;
+
+    /// Unregisters the controller; returns whether it was still registered.
+    bool remove();
+
+    /// False after remove(), or when the controlled particle was removed from the simulation.
+    bool valid() const;
+
+  private:
+    friend class Simulation<T>;
+    PidController(Simulation<T>* sim, std::uint64_t id, std::shared_ptr<detail::PidState<T>> state)
+        : m_sim(sim), m_id(id), m_state(std::move(state))
+    {
+    }
+
+    detail::PidState<T>& live_state() const
+    {
+        if (!valid())
+            throw std::logic_error("simdverlet: this PID controller was removed");
+        return *m_state;
+    }
+
+    Simulation<T>* m_sim = nullptr;
+    std::uint64_t m_id = 0;
+    std::shared_ptr<detail::PidState<T>> m_state;
+};
+
+} // namespace simdverlet

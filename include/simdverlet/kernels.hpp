@@ -1,0 +1,232 @@
+// The two hot loops of a step, each as a vector twin (xsimd, templated on the architecture) and a
+// scalar twin with the same arithmetic in the same order, so the two agree lane for lane:
+//   accumulate: add every live slot's spring force into the accumulators, `iterations` times;
+//   integrate:  one Verlet step of every free particle from the accumulated forces.
+// Kernels work on particle ranges [begin, end) whose begin is a whole number of batches, so a range
+// split never changes which code path a particle takes.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "constraints.hpp"
+#include "simd.hpp"
+#include "state.hpp"
+
+namespace simdverlet::kernels
+{
+
+/// Below this squared length a spring has no direction and contributes nothing. The force itself
+/// stays bounded as the length goes to zero (its magnitude is k * |len - rest|), so the only
+/// hazard is 0/0: the smallest normal number is threshold enough.
+template <class T>
+inline constexpr T kMinLengthSquared = std::numeric_limits<T>::min();
+
+/// What integrate needs of StepParams, precomputed once per step.
+template <class T>
+struct IntegrateParams
+{
+    T dt2;     ///< dt squared
+    T damping; ///< velocity kept per step
+    T gx, gy, gz;
+};
+
+/// Force of slot s on particle i: k (|d| - r) d / |d| with d = x_j - x_i. Written once as a
+/// generic expression so the scalar twins (this, with T) and the vector twin (with batches) share
+/// the exact operation order that bit-equality between them relies on.
+template <class V>
+struct SlotForce
+{
+    V x, y, z;
+};
+
+template <class V, class M>
+SlotForce<V> slot_force(const V& dx, const V& dy, const V& dz, const V& rest, const V& stiffness, const M& live)
+{
+    const V len2 = dx * dx + dy * dy + dz * dz;
+    const V len = sqrt(len2);
+    const M ok = live && (len2 > V(kMinLengthSquared<typename V::value_type>));
+    const V c = stiffness * (len - rest) / len;
+    const V zero(typename V::value_type(0));
+    return {xsimd::select(ok, c * dx, zero), xsimd::select(ok, c * dy, zero), xsimd::select(ok, c * dz, zero)};
+}
+
+template <class T>
+SlotForce<T> slot_force_scalar(T dx, T dy, T dz, T rest, T stiffness, bool live)
+{
+    const T len2 = dx * dx + dy * dy + dz * dz;
+    if (!live || !(len2 > kMinLengthSquared<T>))
+        return {T(0), T(0), T(0)};
+    const T len = std::sqrt(len2);
+    const T c = stiffness * (len - rest) / len;
+    return {c * dx, c * dy, c * dz};
+}
+
+// ---------------------------------------------------------------------------------------------
+// accumulate
+
+/// Adds `iterations` passes of spring forces into ax/ay/az for particles [begin, end), vector twin.
+/// Each slot's force is computed once and then added `iterations` times in pass order: per particle
+/// that is the same float sequence as literal passes over unchanged positions (see
+/// accumulate_reference_passes), at a quarter of the gathers and square roots per pass.
+template <class Arch, class T>
+void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
+                       int iterations)
+{
+    using B = simd::Batch<T, Arch>;
+    using M = simd::Mask<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const B zero(T(0));
+    for (std::size_t i = begin; i < end; i += L)
+    {
+        const B xi = simd::load<T, Arch>(s.x + i);
+        const B yi = simd::load<T, Arch>(s.y + i);
+        const B zi = simd::load<T, Arch>(s.z + i);
+        SlotForce<B> f[4];
+        for (int k = 0; k < 4; ++k)
+        {
+            const auto idx = simd::load_indices<T, Arch>(c.neighbour[k] + i);
+            const B stiffness = simd::load<T, Arch>(c.stiffness[k] + i);
+            const M live = simd::index_is_set<T, Arch>(idx) && (stiffness != zero);
+            if (!simd::any<T, Arch>(live))
+            {
+                f[k] = {zero, zero, zero};
+                continue;
+            }
+            const auto safe = simd::safe_indices<T, Arch>(idx);
+            const B dx = simd::gather<T, Arch>(s.x, safe) - xi;
+            const B dy = simd::gather<T, Arch>(s.y, safe) - yi;
+            const B dz = simd::gather<T, Arch>(s.z, safe) - zi;
+            f[k] = slot_force(dx, dy, dz, simd::load<T, Arch>(c.rest[k] + i), stiffness, live);
+        }
+        B ax = simd::load<T, Arch>(s.ax + i);
+        B ay = simd::load<T, Arch>(s.ay + i);
+        B az = simd::load<T, Arch>(s.az + i);
+        for (int n = 0; n < iterations; ++n)
+            for (int k = 0; k < 4; ++k)
+            {
+                ax = ax + f[k].x;
+                ay = ay + f[k].y;
+                az = az + f[k].z;
+            }
+        simd::store<T, Arch>(s.ax + i, ax);
+        simd::store<T, Arch>(s.ay + i, ay);
+        simd::store<T, Arch>(s.az + i, az);
+    }
+}
+
+/// Scalar twin of accumulate_vector: the same per-particle float sequence, one particle at a time.
+template <class T>
+void accumulate_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
+                       int iterations)
+{
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        SlotForce<T> f[4];
+        for (int k = 0; k < 4; ++k)
+        {
+            const std::int32_t j = c.neighbour[k][i];
+            const T stiffness = c.stiffness[k][i];
+            const bool live = j >= 0 && stiffness != T(0);
+            const std::size_t jj = live ? std::size_t(j) : i;
+            f[k] = slot_force_scalar(s.x[jj] - s.x[i], s.y[jj] - s.y[i], s.z[jj] - s.z[i], c.rest[k][i], stiffness,
+                                     live);
+        }
+        T ax = s.ax[i], ay = s.ay[i], az = s.az[i];
+        for (int n = 0; n < iterations; ++n)
+            for (int k = 0; k < 4; ++k)
+            {
+                ax = ax + f[k].x;
+                ay = ay + f[k].y;
+                az = az + f[k].z;
+            }
+        s.ax[i] = ax;
+        s.ay[i] = ay;
+        s.az[i] = az;
+    }
+}
+
+/// The specification the fused kernels are tested against: `iterations` literal passes, each
+/// recomputing every slot's force from the unchanged positions and adding it. Slow on purpose.
+template <class T>
+void accumulate_reference_passes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin,
+                                 std::size_t end, int iterations)
+{
+    for (int n = 0; n < iterations; ++n)
+        accumulate_scalar(s, c, begin, end, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// integrate
+
+/// One Verlet step for particles [begin, end), vector twin. Free particles:
+///   v = damping (x - px);  px = x;  x = x + v + (g + w a) dt^2
+/// Pinned particles (w == 0) keep x and get px = x. Lanes past the last particle are left alone.
+/// Returns false when any new coordinate is not finite.
+template <class Arch, class T>
+bool integrate_vector(const StateArrays<T>& s, const IntegrateParams<T>& p, std::size_t begin, std::size_t end)
+{
+    using B = simd::Batch<T, Arch>;
+    using M = simd::Mask<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const B dt2(p.dt2), damping(p.damping), gx(p.gx), gy(p.gy), gz(p.gz), zero(T(0)), one(T(1));
+    M finite = zero == zero;
+    for (std::size_t i = begin; i < end; i += L)
+    {
+        const B w = s.inv_mass ? simd::load<T, Arch>(s.inv_mass + i) : one;
+        // With masses the padding lanes are pinned (w == 0); without, they must be masked here.
+        const M in_range = i + L <= end ? (zero == zero) : simd::first_lanes<T, Arch>(end - i);
+        const M free = (w > zero) && in_range;
+        const auto advance = [&](T* x, T* px, const T* a, const B& g) {
+            const B xo = simd::load<T, Arch>(x + i);
+            const B v = damping * (xo - simd::load<T, Arch>(px + i));
+            const B xn = xsimd::select(free, xo + v + (g + w * simd::load<T, Arch>(a + i)) * dt2, xo);
+            simd::store<T, Arch>(px + i, xsimd::select(in_range, xo, simd::load<T, Arch>(px + i)));
+            simd::store<T, Arch>(x + i, xn);
+            finite = finite && xsimd::isfinite(xn);
+        };
+        advance(s.x, s.px, s.ax, gx);
+        advance(s.y, s.py, s.ay, gy);
+        advance(s.z, s.pz, s.az, gz);
+    }
+    return xsimd::all(finite);
+}
+
+/// Scalar twin of integrate_vector.
+template <class T>
+bool integrate_scalar(const StateArrays<T>& s, const IntegrateParams<T>& p, std::size_t begin, std::size_t end)
+{
+    bool finite = true;
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        const T w = s.inv_mass ? s.inv_mass[i] : T(1);
+        const bool free = w > T(0);
+        const auto advance = [&](T* x, T* px, const T* a, T g) {
+            const T xo = x[i];
+            const T v = p.damping * (xo - px[i]);
+            const T xn = free ? xo + v + (g + w * a[i]) * p.dt2 : xo;
+            px[i] = xo;
+            x[i] = xn;
+            finite = finite && std::isfinite(xn);
+        };
+        advance(s.x, s.px, s.ax, p.gx);
+        advance(s.y, s.py, s.ay, p.gy);
+        advance(s.z, s.pz, s.az, p.gz);
+    }
+    return finite;
+}
+
+/// True when every coordinate of particles [0, size) is finite. Used after position projections,
+/// which may move particles the integrator already checked.
+template <class T>
+bool all_finite(const StateArrays<T>& s)
+{
+    for (std::size_t i = 0; i < s.size; ++i)
+        if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) || !std::isfinite(s.z[i]))
+            return false;
+    return true;
+}
+
+} // namespace simdverlet::kernels

@@ -1,0 +1,136 @@
+// The thin layer between simdverlet and xsimd. Every kernel reaches SIMD through these names, so
+// the differences between xsimd 8.1 (Debian 12) and xsimd 9..14 are handled here and nowhere else:
+// the horizontal sum, the index type a gather needs, and the alignment of the allocator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+namespace simdverlet::simd
+{
+
+/// Every array is aligned for, and padded to, the widest register xsimd knows (AVX-512, 64 bytes).
+/// Written out because the default alignment of xsimd::aligned_allocator changed in xsimd 13.2.
+inline constexpr std::size_t kAlignment = 64;
+
+template <class T>
+using AlignedVector = std::vector<T, xsimd::aligned_allocator<T, kAlignment>>;
+
+template <class T, class Arch = xsimd::default_arch>
+using Batch = xsimd::batch<T, Arch>;
+
+template <class T, class Arch = xsimd::default_arch>
+using Mask = xsimd::batch_bool<T, Arch>;
+
+/// The integer batch a gather of T needs: as many lanes as Batch<T>, so int32 for float and int64
+/// for double. Neighbour indices are stored as int32 either way and widened on load.
+template <class T, class Arch = xsimd::default_arch>
+using IndexBatch = xsimd::batch<std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>, Arch>;
+
+/// Lanes in one register of T for Arch.
+template <class T, class Arch = xsimd::default_arch>
+inline constexpr std::size_t kLanes = Batch<T, Arch>::size;
+
+/// Particles per padding unit: a whole number of batches for every supported architecture.
+template <class T>
+inline constexpr std::size_t kPadLanes = kAlignment / sizeof(T);
+
+/// Rounds n up to a whole number of padding units.
+template <class T>
+constexpr std::size_t padded_count(std::size_t n) noexcept
+{
+    return (n + kPadLanes<T> - 1) / kPadLanes<T> * kPadLanes<T>;
+}
+
+/// Name of the architecture the kernels are compiled for, for benchmark labels and logs.
+template <class Arch = xsimd::default_arch>
+constexpr const char* arch_name() noexcept
+{
+    return Arch::name();
+}
+
+template <class T, class Arch>
+Batch<T, Arch> load(const T* p)
+{
+    return Batch<T, Arch>::load_aligned(p);
+}
+
+template <class T, class Arch>
+Batch<T, Arch> load_unaligned(const T* p)
+{
+    return Batch<T, Arch>::load_unaligned(p);
+}
+
+template <class T, class Arch>
+void store(T* p, const Batch<T, Arch>& b)
+{
+    b.store_aligned(p);
+}
+
+/// Loads Batch<T>::size neighbour indices (int32 in memory) widened to the gather index type.
+/// Unaligned on purpose: for double, eight int32 indices are only 32-byte aligned, and newer
+/// xsimd asserts on an aligned load that is not aligned to the full register.
+template <class T, class Arch>
+IndexBatch<T, Arch> load_indices(const std::int32_t* p)
+{
+    return IndexBatch<T, Arch>::load_unaligned(p);
+}
+
+/// Gathers src[index[k]] into lane k.
+template <class T, class Arch>
+Batch<T, Arch> gather(const T* src, const IndexBatch<T, Arch>& index)
+{
+    return Batch<T, Arch>::gather(src, index);
+}
+
+/// Lanes whose neighbour index is a real particle (>= 0), as a mask over T. Converting the index
+/// to T first keeps the comparison in T's own mask type, which needs no batch_bool cast (absent in
+/// xsimd 8.1).
+template <class T, class Arch>
+Mask<T, Arch> index_is_set(const IndexBatch<T, Arch>& index)
+{
+    return xsimd::to_float(index) >= Batch<T, Arch>(T(0));
+}
+
+/// Lanes of `index` with -1 replaced by a safe particle index (0), so a gather never reads outside
+/// the arrays; the value read is discarded by the caller's mask.
+template <class T, class Arch>
+IndexBatch<T, Arch> safe_indices(const IndexBatch<T, Arch>& index)
+{
+    using I = typename IndexBatch<T, Arch>::value_type;
+    return xsimd::max(index, IndexBatch<T, Arch>(I(0)));
+}
+
+/// Mask of the first `n` lanes, for the last, partly filled batch of a range.
+template <class T, class Arch>
+Mask<T, Arch> first_lanes(std::size_t n)
+{
+    alignas(kAlignment) T lane[Batch<T, Arch>::size];
+    for (std::size_t k = 0; k < Batch<T, Arch>::size; ++k)
+        lane[k] = T(k);
+    return Batch<T, Arch>::load_aligned(lane) < Batch<T, Arch>(T(n));
+}
+
+/// True when any lane of the mask is set.
+template <class T, class Arch>
+bool any(const Mask<T, Arch>& m)
+{
+    return xsimd::any(m);
+}
+
+/// Horizontal sum: `hadd` in xsimd 8, `reduce_add` from 9 on.
+template <class T, class Arch>
+T reduce_add(const Batch<T, Arch>& b)
+{
+#if XSIMD_VERSION_MAJOR >= 9
+    return xsimd::reduce_add(b);
+#else
+    return xsimd::hadd(b);
+#endif
+}
+
+} // namespace simdverlet::simd

@@ -1,0 +1,11 @@
+// Umbrella header: everything simdverlet offers, in one include. The optional thread adapters
+// (parallel/openmp.hpp, parallel/tbb.hpp) are left out on purpose: they pull in their runtimes.
+#pragma once
+
+#include "constraints.hpp"
+#include "controllers.hpp"
+#include "kernels.hpp"
+#include "log.hpp"
+#include "simd.hpp"
+#include "simulation.hpp"
+#include "state.hpp"

@@ -1,0 +1,431 @@
+// Simulation<T>: one State3, the one DirectedConstraints4 covering it, and the step pipeline. The
+// world layer (cloth, strands, colliders, tearing, wind) plugs in only through the three stage
+// registries below; the core knows nothing of any of them.
+//
+// One step, in this order (DESIGN §3):
+//    1. apply queued particle removals
+//    2. zero the force accumulators ax, ay, az
+//    3. gravity: an acceleration of every free particle, whatever its mass (applied in step 8)
+//    4. per-particle force generators (PID controllers among them), in registration order
+//    5. bulk forces, in registration order
+//    6. the step's accumulate_forces callback
+//    7. the constraint solve: `iterations` passes over unchanged positions
+//    8. Verlet integration of free particles
+//    9. position projections, in registration order
+//   10. constraint edits, in registration order
+//   11. divergence check
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "constraints.hpp"
+#include "controllers.hpp"
+#include "kernels.hpp"
+#include "log.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// What one call to Simulation::step does.
+template <class T>
+struct StepParams
+{
+    T dt = T(1) / T(60);                  ///< seconds per step, > 0. One display frame at 60 Hz.
+    T damping = T(0.99);                  ///< fraction of the per-step velocity kept, in [0, 1]. 0.99 bleeds
+                                          ///< 1 % per step: enough to settle a sheet, too little to look viscous.
+    Vec3<T> gravity = Vec3<T>::Zero();    ///< acceleration of every free particle, world units / s^2. Off by
+                                          ///< default; the guide's pages use +y as down.
+    int iterations = 8;                   ///< solve passes, >= 0. Multiplies every stiffness: the sheet feels only
+                                          ///< stiffness x iterations. 8 is a middle rung; 0 switches springs off.
+    int substeps = 1;                     ///< >= 1. n runs exactly n steps of dt / n, bit-identical to n calls.
+};
+
+/// Name-keyed, ordered list of stages. Adding a name that exists replaces that stage in place, so
+/// re-registering keeps the position it had in the pipeline.
+template <class Fn>
+class StageRegistry
+{
+  public:
+    void add(const std::string& name, Fn fn)
+    {
+        if (name.empty())
+            throw std::invalid_argument("simdverlet: a stage needs a non-empty name");
+        if (!fn)
+            throw std::invalid_argument("simdverlet: stage '" + name + "' has no function");
+        for (auto& [n, f] : m_stages)
+            if (n == name)
+            {
+                f = std::move(fn);
+                return;
+            }
+        m_stages.emplace_back(name, std::move(fn));
+    }
+
+    /// Returns whether the stage was registered.
+    bool remove(const std::string& name)
+    {
+        const auto it = std::find_if(m_stages.begin(), m_stages.end(), [&](const auto& s) { return s.first == name; });
+        if (it == m_stages.end())
+            return false;
+        m_stages.erase(it);
+        return true;
+    }
+
+    bool contains(const std::string& name) const
+    {
+        return std::any_of(m_stages.begin(), m_stages.end(), [&](const auto& s) { return s.first == name; });
+    }
+
+    std::vector<std::string> names() const
+    {
+        std::vector<std::string> out;
+        for (const auto& s : m_stages)
+            out.push_back(s.first);
+        return out;
+    }
+
+    std::size_t size() const noexcept { return m_stages.size(); }
+    bool empty() const noexcept { return m_stages.empty(); }
+
+    template <class... Args>
+    void run(Args&... args) const
+    {
+        for (const auto& s : m_stages)
+            s.second(args...);
+    }
+
+  private:
+    std::vector<std::pair<std::string, Fn>> m_stages;
+};
+
+template <class T>
+class Simulation
+{
+  public:
+    using Scalar = T;
+    /// A force on one particle, added to its accumulator in step 4.
+    using ForceGenerator = std::function<Vec3<T>(const State3<T>&, std::int32_t particle, T dt)>;
+    /// Bulk forces and position projections see the whole state.
+    using StateStage = std::function<void(State3<T>&, T dt)>;
+    using ConstraintEdit = std::function<void(State3<T>&, DirectedConstraints4<T>&, T dt)>;
+
+    explicit Simulation(Masses masses = Masses::per_particle) : m_state(masses) {}
+
+    State3<T>& state() noexcept { return m_state; }
+    const State3<T>& state() const noexcept { return m_state; }
+    DirectedConstraints4<T>& constraints() noexcept { return m_constraints; }
+    const DirectedConstraints4<T>& constraints() const noexcept { return m_constraints; }
+    std::size_t size() const noexcept { return m_state.size(); }
+
+    /// Appends a particle at rest and gives it four empty slots. inv_mass 0 pins it.
+    std::int32_t add_particle(const Vec3<T>& position, T inv_mass = T(1))
+    {
+        const std::int32_t i = m_state.add(position, inv_mass);
+        m_constraints.resize(m_state.size());
+        return i;
+    }
+
+    // ---- stage registries -------------------------------------------------------------------
+
+    void add_bulk_force(const std::string& name, StateStage fn) { m_bulk_forces.add(name, std::move(fn)); }
+    bool remove_bulk_force(const std::string& name) { return m_bulk_forces.remove(name); }
+    void add_position_projection(const std::string& name, StateStage fn) { m_projections.add(name, std::move(fn)); }
+    bool remove_position_projection(const std::string& name) { return m_projections.remove(name); }
+    void add_constraint_edit(const std::string& name, ConstraintEdit fn) { m_edits.add(name, std::move(fn)); }
+    bool remove_constraint_edit(const std::string& name) { return m_edits.remove(name); }
+
+    const StageRegistry<StateStage>& bulk_forces() const noexcept { return m_bulk_forces; }
+    const StageRegistry<StateStage>& position_projections() const noexcept { return m_projections; }
+    const StageRegistry<ConstraintEdit>& constraint_edits() const noexcept { return m_edits; }
+
+    // ---- force generators and controllers ---------------------------------------------------
+
+    /// Registers a force on particle i, evaluated every step; returns an id for removal.
+    std::uint64_t add_force_generator(std::size_t i, ForceGenerator fn)
+    {
+        m_state.check_index(i);
+        if (!fn)
+            throw std::invalid_argument("simdverlet: force generator for particle " + std::to_string(i) +
+                                        " has no function");
+        m_generators.push_back({m_next_id, std::int32_t(i), std::move(fn)});
+        return m_next_id++;
+    }
+
+    bool remove_force_generator(std::uint64_t id)
+    {
+        const auto it = find_generator(id);
+        if (it == m_generators.end())
+            return false;
+        m_generators.erase(it);
+        return true;
+    }
+
+    /// The particle a generator acts on now, or -1 once it is gone.
+    std::int32_t force_generator_particle(std::uint64_t id) const
+    {
+        const auto it = std::find_if(m_generators.begin(), m_generators.end(), [&](const auto& g) { return g.id == id; });
+        return it == m_generators.end() ? -1 : it->particle;
+    }
+
+    std::size_t force_generator_count() const noexcept { return m_generators.size(); }
+
+    /// Pulls particle i toward `target` with a PID controller acting through the force
+    /// accumulators (see controllers.hpp). The handle moves the target and removes the controller.
+    PidController<T> add_pid_position_controller(std::size_t i, const Vec3<T>& target, PidGains<T> gains = {})
+    {
+        detail::check_gains(gains);
+        if (!target.allFinite())
+            throw std::invalid_argument("simdverlet: PID target for particle " + std::to_string(i) + " is not finite");
+        auto state = std::make_shared<detail::PidState<T>>();
+        state->target = target;
+        state->gains = gains;
+        const std::uint64_t id = add_force_generator(
+            i, [state](const State3<T>& s, std::int32_t p, T dt) { return state->force(s.position(std::size_t(p)), dt); });
+        return PidController<T>(this, id, std::move(state));
+    }
+
+    // ---- removals -----------------------------------------------------------------------------
+
+    /// Marks particles [begin, end) as an owned block (a cloth, a strand) that must never be
+    /// renumbered: removals inside or below it are refused. Returns an id for release_range.
+    std::uint64_t protect_range(std::size_t begin, std::size_t end, std::string owner)
+    {
+        if (begin > end || end > m_state.size())
+            throw std::out_of_range("simdverlet: range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                    ") is not inside the simulation's " + std::to_string(m_state.size()) +
+                                    " particles");
+        for (std::int32_t r : m_pending_removals)
+            if (std::size_t(r) < end)
+                throw std::logic_error("simdverlet: cannot protect " + owner + " [" + std::to_string(begin) + ", " +
+                                       std::to_string(end) + "): particle " + std::to_string(r) +
+                                       " below its end is queued for removal");
+        m_protected.push_back({m_next_id, begin, end, std::move(owner)});
+        return m_next_id++;
+    }
+
+    bool release_range(std::uint64_t id)
+    {
+        const auto it = std::find_if(m_protected.begin(), m_protected.end(), [&](const auto& r) { return r.id == id; });
+        if (it == m_protected.end())
+            return false;
+        m_protected.erase(it);
+        return true;
+    }
+
+    /// Queues particle i for removal at the start of the next step. Particles above it shift down
+    /// by one; slots that pointed at it are cleared, all others renumbered. Refused for a particle
+    /// inside or below a protected range, since removing it would renumber that block.
+    void queue_remove(std::size_t i)
+    {
+        m_state.check_index(i);
+        for (const auto& r : m_protected)
+            if (i < r.end)
+                throw std::logic_error("simdverlet: cannot remove particle " + std::to_string(i) + ": it is " +
+                                       (i >= r.begin ? "inside " : "below ") + r.owner + " [" +
+                                       std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                                       "), which removing it would renumber");
+        if (std::find(m_pending_removals.begin(), m_pending_removals.end(), std::int32_t(i)) == m_pending_removals.end())
+            m_pending_removals.push_back(std::int32_t(i));
+    }
+
+    std::size_t pending_removals() const noexcept { return m_pending_removals.size(); }
+
+    // ---- stepping ---------------------------------------------------------------------------
+
+    /// Advances the simulation by params.dt, in params.substeps equal steps. The callback runs in
+    /// step 6 of every substep. Throws std::invalid_argument, before changing anything, on a
+    /// non-positive or non-finite dt, damping outside [0, 1], non-finite gravity, negative
+    /// iterations or substeps < 1.
+    void step(const StepParams<T>& params, const StateStage& accumulate_forces = {})
+    {
+        check(params);
+        const T dt = params.dt / T(params.substeps);
+        for (int n = 0; n < params.substeps; ++n)
+            step_once(dt, params, accumulate_forces);
+    }
+
+    /// Selects the xsimd kernels (default) or their scalar twins.
+    void set_vectorized(bool on) noexcept { m_vectorized = on; }
+    bool vectorized() const noexcept { return m_vectorized; }
+
+    /// True from the first step that left a coordinate non-finite. Nothing is clamped.
+    bool diverged() const noexcept { return m_diverged; }
+    std::uint64_t step_count() const noexcept { return m_steps; }
+
+  private:
+    struct Generator
+    {
+        std::uint64_t id;
+        std::int32_t particle;
+        ForceGenerator fn;
+    };
+
+    struct ProtectedRange
+    {
+        std::uint64_t id;
+        std::size_t begin, end;
+        std::string owner;
+    };
+
+    typename std::vector<Generator>::iterator find_generator(std::uint64_t id)
+    {
+        return std::find_if(m_generators.begin(), m_generators.end(), [&](const auto& g) { return g.id == id; });
+    }
+
+    static void check(const StepParams<T>& p)
+    {
+        if (!std::isfinite(p.dt) || !(p.dt > T(0)))
+            throw std::invalid_argument("simdverlet: dt must be finite and > 0, got " + detail::number(p.dt));
+        if (!std::isfinite(p.damping) || p.damping < T(0) || p.damping > T(1))
+            throw std::invalid_argument("simdverlet: damping must be in [0, 1], got " + detail::number(p.damping));
+        if (!p.gravity.allFinite())
+            throw std::invalid_argument("simdverlet: gravity (" + detail::number(p.gravity.x()) + ", " +
+                                        detail::number(p.gravity.y()) + ", " + detail::number(p.gravity.z()) +
+                                        ") is not finite");
+        if (p.iterations < 0)
+            throw std::invalid_argument("simdverlet: iterations must be >= 0, got " + std::to_string(p.iterations));
+        if (p.substeps < 1)
+            throw std::invalid_argument("simdverlet: substeps must be >= 1, got " + std::to_string(p.substeps));
+    }
+
+    void step_once(T dt, const StepParams<T>& params, const StateStage& accumulate_forces)
+    {
+        apply_removals();
+        if (m_constraints.size() != m_state.size())
+            m_constraints.resize(m_state.size()); // particles appended through state() directly
+        zero_accumulators();
+        apply_force_generators(dt);
+        m_bulk_forces.run(m_state, dt);
+        if (accumulate_forces)
+            accumulate_forces(m_state, dt);
+        solve_constraints(params.iterations);
+        bool finite = integrate(dt, params);
+        m_projections.run(m_state, dt);
+        m_edits.run(m_state, m_constraints, dt);
+        if (!m_projections.empty() && finite)
+            finite = kernels::all_finite(m_state.arrays_view());
+        ++m_steps;
+        if (!finite && !m_diverged)
+            report_divergence(dt, params.iterations);
+    }
+
+    void apply_removals()
+    {
+        if (m_pending_removals.empty())
+            return;
+        const std::size_t n = m_state.size();
+        std::vector<bool> keep(n, true);
+        for (std::int32_t r : m_pending_removals)
+            keep[std::size_t(r)] = false;
+        std::vector<std::int32_t> remap(n, -1);
+        std::int32_t next = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            if (keep[i])
+                remap[i] = next++;
+        m_state.compact(keep);
+        m_constraints.compact(remap, std::size_t(next));
+        std::erase_if(m_generators, [&](const Generator& g) { return remap[std::size_t(g.particle)] < 0; });
+        for (auto& g : m_generators)
+            g.particle = remap[std::size_t(g.particle)];
+        m_pending_removals.clear();
+    }
+
+    void zero_accumulators()
+    {
+        const auto a = m_state.arrays_view();
+        std::fill(a.ax, a.ax + a.padded, T(0));
+        std::fill(a.ay, a.ay + a.padded, T(0));
+        std::fill(a.az, a.az + a.padded, T(0));
+    }
+
+    void apply_force_generators(T dt)
+    {
+        const auto a = m_state.arrays_view();
+        for (const auto& g : m_generators)
+        {
+            const Vec3<T> f = g.fn(m_state, g.particle, dt);
+            a.ax[g.particle] += f.x();
+            a.ay[g.particle] += f.y();
+            a.az[g.particle] += f.z();
+        }
+    }
+
+    void solve_constraints(int iterations)
+    {
+        if (iterations == 0)
+            return;
+        const auto s = m_state.arrays_view();
+        const auto c = m_constraints.arrays_view();
+        if (m_vectorized)
+            kernels::accumulate_vector<xsimd::default_arch>(s, c, 0, s.size, iterations);
+        else
+            kernels::accumulate_scalar(s, c, 0, s.size, iterations);
+    }
+
+    bool integrate(T dt, const StepParams<T>& params)
+    {
+        const auto s = m_state.arrays_view();
+        const kernels::IntegrateParams<T> p{dt * dt, params.damping, params.gravity.x(), params.gravity.y(),
+                                            params.gravity.z()};
+        return m_vectorized ? kernels::integrate_vector<xsimd::default_arch>(s, p, 0, s.size)
+                            : kernels::integrate_scalar(s, p, 0, s.size);
+    }
+
+    void report_divergence(T dt, int iterations)
+    {
+        m_diverged = true;
+        std::ostringstream msg;
+        msg.precision(std::numeric_limits<T>::max_digits10);
+        msg << "step " << m_steps << " left a coordinate non-finite (dt = " << dt << ", iterations = " << iterations
+            << "). The explicit solve overshoots when stiffness x iterations is too high for dt: lower the "
+               "product, or split the step with substeps. Nothing was clamped.";
+        log(LogLevel::warning, msg.str());
+    }
+
+    State3<T> m_state;
+    DirectedConstraints4<T> m_constraints;
+    StageRegistry<StateStage> m_bulk_forces;
+    StageRegistry<StateStage> m_projections;
+    StageRegistry<ConstraintEdit> m_edits;
+    std::vector<Generator> m_generators;
+    std::vector<ProtectedRange> m_protected;
+    std::vector<std::int32_t> m_pending_removals;
+    std::uint64_t m_next_id = 1;
+    std::uint64_t m_steps = 0;
+    bool m_vectorized = true;
+    bool m_diverged = false;
+};
+
+// ---- PidController members that need the whole Simulation ------------------------------------
+
+template <class T>
+std::int32_t PidController<T>::particle() const
+{
+    return m_sim ? m_sim->force_generator_particle(m_id) : -1;
+}
+
+template <class T>
+bool PidController<T>::remove()
+{
+    return m_sim && m_sim->remove_force_generator(m_id);
+}
+
+template <class T>
+bool PidController<T>::valid() const
+{
+    return particle() >= 0;
+}
+
+} // namespace simdverlet

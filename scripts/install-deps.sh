@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Install the Debian/Ubuntu packages simdverlet needs to build, test, benchmark and run its
+# examples. Installs only what is missing; does nothing (and needs no root) when all is there.
+set -euo pipefail
+
+packages=(
+    cmake
+    make
+    g++
+    clang
+    libomp-dev      # OpenMP for clang (the OpenMP executor adapter is tested with both compilers)
+    git
+    libxsimd-dev
+    libeigen3-dev
+    catch2
+    libbenchmark-dev
+    libtbb-dev
+)
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-deps: not a Debian-like system (no dpkg/apt-get); install these yourself:" >&2
+    echo "  ${packages[*]}" >&2
+    exit 0
+fi
+
+is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+missing=()
+for p in "${packages[@]}"; do
+    is_installed "$p" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages already installed"
+    exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        sudo=(sudo)
+    else
+        echo "install-deps: missing ${missing[*]}, and not root and no sudo to install them" >&2
+        exit 1
+    fi
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

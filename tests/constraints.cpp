@@ -1,0 +1,74 @@
+// DirectedConstraints4: slot bookkeeping, symmetric connections, and renumbering on removal.
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+
+TEST_CASE("connect spends one free slot on each side and writes both directions", "[constraints]")
+{
+    DirectedConstraints4<float> k(3);
+    const auto [si, sj] = k.connect(0, 2, 1.5f, 60.0f);
+    CHECK(si == 0);
+    CHECK(sj == 0);
+    CHECK(k.neighbour(0, 0) == 2);
+    CHECK(k.neighbour(2, 0) == 0);
+    CHECK(k.rest_length(2, 0) == 1.5f);
+    CHECK(k.stiffness(0, 0) == 60.0f);
+    CHECK(k.live(0, 0));
+    CHECK(k.live_count(1) == 0);
+    CHECK(k.free_slot(0) == 1);
+    CHECK(k.slot_to(2, 0) == 0);
+}
+
+TEST_CASE("a slot is live only with a neighbour and non-zero stiffness", "[constraints]")
+{
+    DirectedConstraints4<double> k(2);
+    k.set_slot(0, 3, 1, 1.0, 0.0);
+    CHECK_FALSE(k.live(0, 3));
+    CHECK(k.free_slot(0) == 0); // slot 3 still names a neighbour: not free
+    k.set_stiffness(0, 3, 5.0);
+    CHECK(k.live(0, 3));
+    k.clear_slot(0, 3);
+    CHECK_FALSE(k.live(0, 3));
+    CHECK(k.neighbour(0, 3) == -1);
+    CHECK(k.stiffness(0, 3) == 0.0);
+}
+
+TEST_CASE("a particle with four slots taken cannot be connected, and nothing is written", "[constraints]")
+{
+    DirectedConstraints4<float> k(6);
+    for (int j = 1; j <= 4; ++j)
+        k.connect(0, std::size_t(j), 1.0f, 1.0f);
+    const auto before = k;
+    try
+    {
+        k.connect(5, 0, 1.0f, 1.0f);
+        FAIL("connect should have thrown");
+    }
+    catch (const std::logic_error& e)
+    {
+        CHECK(std::string(e.what()).find("particle 0 has no free slot") != std::string::npos);
+    }
+    CHECK(k == before);
+    CHECK(k.free_slot(5) == 0); // the free side was not spent either
+}
+
+TEST_CASE("compaction clears slots that pointed at a removed particle and renumbers the rest", "[constraints]")
+{
+    DirectedConstraints4<float> k(5);
+    k.connect(0, 1, 1.0f, 1.0f);
+    k.connect(1, 2, 1.0f, 1.0f);
+    k.connect(2, 3, 1.0f, 2.0f);
+    k.connect(3, 4, 1.0f, 3.0f);
+    // remove particle 2: 0 1 _ 3 4 -> 0 1 2 3
+    k.compact({0, 1, -1, 2, 3}, 4);
+    REQUIRE(k.size() == 4);
+    CHECK(k.neighbour(0, 0) == 1);
+    CHECK(k.live_count(1) == 1); // its slot toward the removed particle is cleared
+    CHECK(k.neighbour(1, 0) == 0);
+    CHECK(k.neighbour(1, 1) == -1);
+    CHECK(k.neighbour(2, 0) == -1); // old 3: its link to 2 is gone
+    CHECK(k.neighbour(2, 1) == 3);  // old 3 -> old 4, renumbered
+    CHECK(k.stiffness(2, 1) == 3.0f);
+    CHECK(k.neighbour(3, 0) == 2); // old 4 -> old 3
+}

@@ -1,0 +1,125 @@
+// The kernels' twins: vector against scalar, lane by lane, for the default architecture and for
+// SSE2; and the fused solve against literal passes over unchanged positions, bit for bit.
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+namespace
+{
+/// A sheet shaken out of its rest shape, with odd accumulator contents, a one-way slot, a slot with
+/// zero stiffness and two coincident particles: every branch of the accumulate kernel has work.
+template <class T>
+Simulation<T> busy_sheet()
+{
+    auto sim = guide_sheet<T>(T(60), 21, 9); // 189 particles: not a whole number of batches
+    jitter(sim, T(0.2));
+    auto& k = sim.constraints();
+    k.set_slot(40, kDown, 150, T(3), T(60));  // one-way, long
+    k.set_stiffness(41, kRight, T(0));        // present but not live
+    sim.state().set_position(100, sim.state().position(101)); // coincident pair: no direction
+    auto a = sim.state().arrays_view();
+    for (std::size_t i = 0; i < a.size; ++i)
+    {
+        a.ax[i] = T(0.001) * T(i % 7);
+        a.ay[i] = -T(0.002) * T(i % 5);
+        a.az[i] = T(i % 3);
+    }
+    return sim;
+}
+
+template <class T>
+bool same_accumulators(const State3<T>& a, const State3<T>& b)
+{
+    const auto eq = [](auto u, auto v) { return std::equal(u.begin(), u.end(), v.begin(), v.end()); };
+    return eq(a.ax(), b.ax()) && eq(a.ay(), b.ay()) && eq(a.az(), b.az());
+}
+
+template <class T, class Arch>
+void check_vector_twin_matches_scalar()
+{
+    REQUIRE(simd::kLanes<T, Arch> > 1);
+    for (int iterations : {1, 3, 16})
+    {
+        auto vec = busy_sheet<T>();
+        auto sca = busy_sheet<T>();
+        const auto n = vec.size();
+        kernels::accumulate_vector<Arch>(vec.state().arrays_view(), vec.constraints().arrays_view(), 0, n, iterations);
+        kernels::accumulate_scalar(sca.state().arrays_view(), sca.constraints().arrays_view(), 0, n, iterations);
+        INFO("iterations " << iterations << ", lanes " << (simd::kLanes<T, Arch>));
+        CHECK(same_accumulators(vec.state(), sca.state()));
+
+        const kernels::IntegrateParams<T> p{T(1) / T(3600), T(0.99), T(0.5), T(2), T(-1)};
+        const bool fv = kernels::integrate_vector<Arch>(vec.state().arrays_view(), p, 0, n);
+        const bool fs = kernels::integrate_scalar(sca.state().arrays_view(), p, 0, n);
+        CHECK(fv);
+        CHECK(fs);
+        CHECK(same_positions(vec, sca));
+    }
+}
+} // namespace
+
+TEMPLATE_TEST_CASE("vector kernels equal their scalar twins lane by lane on the default architecture", "[kernels]",
+                   float, double)
+{
+    check_vector_twin_matches_scalar<TestType, xsimd::default_arch>();
+}
+
+#if XSIMD_WITH_SSE2
+TEMPLATE_TEST_CASE("vector kernels equal their scalar twins lane by lane on SSE2", "[kernels]", float, double)
+{
+    check_vector_twin_matches_scalar<TestType, xsimd::sse2>();
+}
+#endif
+
+TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over unchanged positions", "[kernels]",
+                   float, double)
+{
+    for (int iterations : {1, 2, 3, 8, 16, 33})
+    {
+        auto fused = busy_sheet<TestType>();
+        auto fused_scalar = busy_sheet<TestType>();
+        auto literal = busy_sheet<TestType>();
+        const auto n = fused.size();
+        kernels::accumulate_vector<xsimd::default_arch>(fused.state().arrays_view(),
+                                                        fused.constraints().arrays_view(), 0, n, iterations);
+        kernels::accumulate_scalar(fused_scalar.state().arrays_view(), fused_scalar.constraints().arrays_view(), 0, n,
+                                   iterations);
+        kernels::accumulate_reference_passes(literal.state().arrays_view(), literal.constraints().arrays_view(), 0, n,
+                                             iterations);
+        INFO("iterations " << iterations);
+        CHECK(same_accumulators(fused.state(), literal.state()));
+        CHECK(same_accumulators(fused_scalar.state(), literal.state()));
+    }
+}
+
+TEST_CASE("a coincident pair and a zero-stiffness slot add exactly nothing", "[kernels]")
+{
+    Simulation<float> sim;
+    sim.add_particle({1, 1, 1});
+    sim.add_particle({1, 1, 1});
+    sim.add_particle({3, 1, 1});
+    sim.constraints().set_slot(0, 0, 1, 0.5f, 100.0f); // coincident: no direction
+    sim.constraints().set_slot(0, 1, 2, 0.5f, 0.0f);   // not live
+    auto a = sim.state().arrays_view();
+    kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 3, 4);
+    CHECK(a.ax[0] == 0.0f);
+    CHECK(a.ay[0] == 0.0f);
+    CHECK(a.az[0] == 0.0f);
+}
+
+TEST_CASE("one slot's force is k (|d| - r) d / |d| toward the neighbour", "[kernels]")
+{
+    Simulation<double> sim;
+    sim.add_particle({0, 0, 0});
+    sim.add_particle({3, 4, 0}); // |d| = 5
+    sim.constraints().set_slot(0, 2, 1, 2.0, 10.0);
+    auto a = sim.state().arrays_view();
+    kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 2, 1);
+    // 10 * (5 - 2) / 5 * (3, 4, 0) = (18, 24, 0); particle 1 has no slot and gets nothing.
+    CHECK(a.ax[0] == Approx(18.0));
+    CHECK(a.ay[0] == Approx(24.0));
+    CHECK(a.az[0] == 0.0);
+    CHECK(a.ax[1] == 0.0);
+}

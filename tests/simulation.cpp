@@ -1,0 +1,410 @@
+// Simulation: the step pipeline of DESIGN §3 measured end to end on the guide's sheet.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+namespace
+{
+/// Captures the library's log for the lifetime of the object.
+struct LogCapture
+{
+    std::vector<std::string> warnings;
+    LogHook previous;
+    LogCapture()
+    {
+        previous = set_log_hook([this](LogLevel level, std::string_view m) {
+            if (level == LogLevel::warning)
+                warnings.emplace_back(m);
+        });
+    }
+    ~LogCapture() { set_log_hook(previous); }
+};
+
+/// The four splits of stiffness x iterations = 960 from the guide, stepped 200 frames; returns the
+/// furthest particle of each of the first three from the 960 x 1 sheet.
+template <class T>
+std::vector<double> split_gaps()
+{
+    const std::vector<std::pair<T, int>> splits = {{60, 16}, {120, 8}, {240, 4}, {960, 1}};
+    std::vector<Simulation<T>> sheets;
+    for (const auto& [k, n] : splits)
+        sheets.push_back(guide_sheet<T>(k));
+    for (int frame = 0; frame < 200; ++frame)
+        for (std::size_t s = 0; s < splits.size(); ++s)
+            sheets[s].step(guide_step<T>(splits[s].second));
+    std::vector<double> gaps;
+    for (std::size_t s = 0; s + 1 < splits.size(); ++s)
+        gaps.push_back(furthest_apart(sheets[s], sheets.back()));
+    return gaps;
+}
+} // namespace
+
+TEST_CASE("N passes at k equal one pass at N*k: the four splits of 960 give one sheet", "[simulation][equivalence]")
+{
+    const auto gf = split_gaps<float>();
+    const auto gd = split_gaps<double>();
+    const double spacing = 0.5;
+    for (std::size_t s = 0; s < gf.size(); ++s)
+    {
+        std::printf("split %zu: furthest particle from 960 x 1 after 200 frames: float %.3g, double %.3g\n", s, gf[s],
+                    gd[s]);
+        // A tiny fraction of the spacing in float: rounding, amplified by a hanging sheet.
+        CHECK(gf[s] < 1e-3 * spacing);
+        // Far smaller again in double: the gap is rounding, not physics.
+        CHECK(gd[s] < 1e-9 * spacing);
+        CHECK(gd[s] < gf[s] * 1e-4);
+    }
+}
+
+TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over 200 frames", "[simulation]", float,
+                   double)
+{
+    for (int iterations : {2, 4, 16})
+    {
+        auto fused = guide_sheet<TestType>(TestType(60));
+        auto literal = guide_sheet<TestType>(TestType(60));
+        auto params = guide_step<TestType>(iterations);
+        auto literal_params = params;
+        literal_params.iterations = 0; // the solve is done by the callback instead
+        const auto passes = [&](State3<TestType>& s, TestType) {
+            kernels::accumulate_reference_passes(s.arrays_view(), literal.constraints().arrays_view(), 0, s.size(),
+                                                 iterations);
+        };
+        for (int frame = 0; frame < 200; ++frame)
+        {
+            fused.step(params);
+            literal.step(literal_params, passes);
+        }
+        INFO("iterations " << iterations);
+        CHECK(same_positions(fused, literal));
+        CHECK(furthest_apart(fused, guide_sheet<TestType>(TestType(60))) > 0.1); // it did move
+    }
+}
+
+TEMPLATE_TEST_CASE("vector and scalar paths agree over 200 frames", "[simulation]", float, double)
+{
+    // The batch must have more than one lane, or this would compare the scalar path with itself.
+    REQUIRE(simd::kLanes<TestType> > 1);
+    auto vec = guide_sheet<TestType>(TestType(60));
+    auto sca = guide_sheet<TestType>(TestType(60));
+    sca.set_vectorized(false);
+    REQUIRE(vec.vectorized());
+    for (int frame = 0; frame < 200; ++frame)
+    {
+        vec.step(guide_step<TestType>(16));
+        sca.step(guide_step<TestType>(16));
+    }
+    // Stated tolerance: 1e-6 of the spacing. Both twins perform the same IEEE operations in the same
+    // order with contraction off, so in practice the gap is exactly zero; the tolerance is what we
+    // promise for builds that contract a * b + c into FMA.
+    const double gap = furthest_apart(vec, sca);
+    std::printf("vector (%zu lanes, %s) vs scalar after 200 frames: %.3g\n", simd::kLanes<TestType>,
+                simd::arch_name(), gap);
+    CHECK(gap <= 0.5e-6);
+}
+
+TEST_CASE("free fall follows the closed form of damped Verlet under constant acceleration", "[simulation]")
+{
+    for (double damping : {1.0, 0.99, 0.5})
+    {
+        Simulation<double> sim;
+        sim.add_particle({1, -2, 3});
+        const StepParams<double> p{.dt = 0.01, .damping = damping, .gravity = {0.5, 9.81, -2}, .iterations = 4};
+        for (int n = 1; n <= 300; ++n)
+        {
+            sim.step(p);
+            // v_k = g dt^2 (1 + d + ... + d^(k-1)); x_n = x_0 + sum of v_1..v_n.
+            double sum = 0;
+            double geometric = 0;
+            for (int k = 0; k < n; ++k)
+            {
+                geometric = geometric * damping + 1.0;
+                sum += geometric;
+            }
+            const Vec3<double> expected = Vec3<double>(1, -2, 3) + p.gravity * p.dt * p.dt * sum;
+            INFO("damping " << damping << " step " << n);
+            REQUIRE((sim.state().position(0) - expected).norm() <= 1e-12 * (1.0 + expected.norm()));
+        }
+    }
+}
+
+TEST_CASE("pinned particles never move, however hard the sheet pulls", "[simulation]")
+{
+    auto sim = guide_sheet<float>(60.0f);
+    std::vector<Vec3<float>> pins;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        if (sim.state().is_pinned(i))
+            pins.push_back(sim.state().position(i));
+    REQUIRE(pins.size() == 5);
+    for (int frame = 0; frame < 300; ++frame)
+        sim.step({.gravity = {0.3f, 9.0f, -1.0f}, .iterations = 16}, [](State3<float>& s, float) {
+            for (auto& a : s.ax())
+                a += 50.0f; // a push on everything, pins included
+        });
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        if (sim.state().is_pinned(i))
+        {
+            CHECK(sim.state().position(i) == pins[k++]); // bit for bit
+            CHECK(sim.state().velocity(i) == Vec3<float>::Zero());
+        }
+}
+
+TEST_CASE("gravity accelerates every free particle alike, whatever its mass", "[simulation]")
+{
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0}, 1.0f);
+    sim.add_particle({1, 0, 0}, 0.1f);   // ten times heavier
+    sim.add_particle({2, 0, 0}, 100.0f); // a hundred times lighter
+    for (int frame = 0; frame < 100; ++frame)
+        sim.step({.gravity = {0, 2, 0}});
+    const auto& y = sim.state().y();
+    CHECK(y[0] > 0.5f);
+    CHECK(y[1] == y[0]);
+    CHECK(y[2] == y[0]);
+}
+
+TEST_CASE("a state without masses steps exactly like one with every inverse mass 1", "[simulation]")
+{
+    Simulation<float> unit(Masses::unit);
+    Simulation<float> ones(Masses::per_particle);
+    for (auto* sim : {&unit, &ones})
+    {
+        add_grid<float>(*sim, 7, 5, 0.5f, 60.0f, {});
+        jitter(*sim, 0.1f);
+    }
+    CHECK_THROWS_AS(unit.state().pin(0), std::logic_error);
+    for (int frame = 0; frame < 100; ++frame)
+    {
+        unit.step(guide_step<float>(8));
+        ones.step(guide_step<float>(8));
+    }
+    CHECK(same_positions(unit, ones));
+    // Unit-mass padding lanes are masked in the integrator: they stay at the origin.
+    const auto a = unit.state().arrays_view();
+    for (std::size_t i = a.size; i < a.padded; ++i)
+        CHECK(a.y[i] == 0.0f);
+}
+
+TEST_CASE("forces written into the accumulators before step are thrown away", "[simulation]")
+{
+    auto clean = guide_sheet<float>(60.0f);
+    auto dirty = guide_sheet<float>(60.0f);
+    for (int frame = 0; frame < 50; ++frame)
+    {
+        for (auto& a : dirty.state().ax())
+            a = 1e6f;
+        clean.step(guide_step<float>(16));
+        dirty.step(guide_step<float>(16));
+    }
+    CHECK(same_positions(clean, dirty));
+}
+
+TEST_CASE("the stages of a step run in the documented order", "[simulation]")
+{
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0});
+    sim.add_particle({1, 0, 0});
+    sim.constraints().connect(0, 1, 0.5f, 10.0f);
+    std::vector<std::string> order;
+    float seen_by_callback = 0;
+    sim.add_force_generator(0, [&](const State3<float>& s, std::int32_t, float) {
+        order.push_back("generator");
+        CHECK(s.ax()[0] == 0.0f); // accumulators were zeroed first
+        return Vec3<float>(1, 0, 0);
+    });
+    sim.add_bulk_force("bulk", [&](State3<float>& s, float) {
+        order.push_back("bulk");
+        s.ax()[0] += 2.0f;
+    });
+    sim.add_position_projection("projection", [&](State3<float>& s, float) {
+        order.push_back("projection");
+        CHECK(s.px()[1] == 1.0f); // integration has already run: px holds the old position
+    });
+    sim.add_constraint_edit("edit", [&](State3<float>&, DirectedConstraints4<float>&, float) { order.push_back("edit"); });
+    sim.step({.iterations = 1}, [&](State3<float>& s, float) {
+        order.push_back("callback");
+        seen_by_callback = s.ax()[0];
+    });
+    CHECK(order == std::vector<std::string>{"generator", "bulk", "callback", "projection", "edit"});
+    CHECK(seen_by_callback == 3.0f); // generator + bulk, before the solve adds the spring
+    CHECK(sim.state().ax()[0] == Approx(3.0f + 10.0f * 0.5f)); // then the spring: k (|d| - r) = 5
+}
+
+TEST_CASE("registries replace a stage in place, keep registration order and report removal", "[simulation]")
+{
+    Simulation<double> sim;
+    sim.add_particle({0, 0, 0});
+    std::string trace;
+    sim.add_bulk_force("a", [&](State3<double>&, double) { trace += "a"; });
+    sim.add_bulk_force("b", [&](State3<double>&, double) { trace += "b"; });
+    sim.add_bulk_force("c", [&](State3<double>&, double) { trace += "c"; });
+    sim.add_bulk_force("a", [&](State3<double>&, double) { trace += "A"; }); // replaces, stays first
+    CHECK(sim.bulk_forces().names() == std::vector<std::string>{"a", "b", "c"});
+    sim.step({});
+    CHECK(trace == "Abc");
+    CHECK(sim.remove_bulk_force("b"));
+    CHECK_FALSE(sim.remove_bulk_force("b"));
+    trace.clear();
+    sim.step({});
+    CHECK(trace == "Ac");
+
+    sim.add_position_projection("p", [&](State3<double>&, double) { trace += "p"; });
+    sim.add_constraint_edit("e", [&](State3<double>&, DirectedConstraints4<double>&, double) { trace += "e"; });
+    CHECK(sim.remove_position_projection("p"));
+    CHECK_FALSE(sim.remove_position_projection("p"));
+    CHECK(sim.remove_constraint_edit("e"));
+    CHECK_FALSE(sim.remove_constraint_edit("zzz"));
+    CHECK_THROWS_AS(sim.add_bulk_force("", [](State3<double>&, double) {}), std::invalid_argument);
+}
+
+TEST_CASE("queued removals shift later particles down and remap or clear their slots", "[simulation]")
+{
+    Simulation<float> sim;
+    for (int i = 0; i < 6; ++i)
+        sim.add_particle({float(i), 0, 0});
+    auto& k = sim.constraints();
+    for (std::size_t i = 0; i + 1 < 6; ++i)
+        k.connect(i, i + 1, 1.0f, float(i + 1)); // stiffness tells the springs apart
+    k.set_slot(5, 2, 0, 5.0f, 7.0f);             // one-way 5 -> 0
+    const auto gen = sim.add_force_generator(4, [](const State3<float>&, std::int32_t, float) { return Vec3<float>::Zero(); });
+    const auto doomed = sim.add_force_generator(2, [](const State3<float>&, std::int32_t, float) { return Vec3<float>::Zero(); });
+    sim.queue_remove(2);
+    sim.queue_remove(2); // queued once
+    CHECK(sim.pending_removals() == 1);
+    CHECK(sim.size() == 6); // nothing happens before the step
+    sim.step({.iterations = 0});
+    REQUIRE(sim.size() == 5);
+    CHECK(sim.state().x()[2] == 3.0f);
+    // old 1: link to old 2 cleared, link to 0 kept
+    CHECK(k.live_count(1) == 1);
+    CHECK(k.neighbour(1, 0) == 0);
+    // old 3 (now 2): link to old 2 cleared, link to old 4 (now 3) renumbered with its stiffness
+    CHECK(k.live_count(2) == 1);
+    CHECK(k.neighbour(2, 1) == 3);
+    CHECK(k.stiffness(2, 1) == 4.0f);
+    // old 5 (now 4): back link to old 4 renumbered, one-way slot to 0 untouched
+    CHECK(k.neighbour(4, 0) == 3);
+    CHECK(k.neighbour(4, 2) == 0);
+    CHECK(k.stiffness(4, 2) == 7.0f);
+    CHECK(sim.force_generator_particle(gen) == 3);
+    CHECK(sim.force_generator_particle(doomed) == -1);
+}
+
+TEST_CASE("removals inside or below a protected block are refused when queued", "[simulation]")
+{
+    Simulation<float> sim;
+    for (int i = 0; i < 10; ++i)
+        sim.add_particle({float(i), 0, 0});
+    sim.protect_range(3, 6, "cloth 'flag'");
+    const auto before = sim.state();
+    for (std::size_t i : {0u, 3u, 5u})
+    {
+        try
+        {
+            sim.queue_remove(i);
+            FAIL("queue_remove should have thrown");
+        }
+        catch (const std::logic_error& e)
+        {
+            CHECK(std::string(e.what()).find("particle " + std::to_string(i)) != std::string::npos);
+            CHECK(std::string(e.what()).find("cloth 'flag'") != std::string::npos);
+        }
+    }
+    CHECK(sim.pending_removals() == 0);
+    sim.queue_remove(7); // above it: fine
+    CHECK_THROWS_AS(sim.protect_range(8, 10, "rope"), std::logic_error); // 7 is queued below its end
+    sim.step({});
+    CHECK(sim.size() == 9);
+    CHECK(sim.state().x()[7] == 8.0f);
+}
+
+TEST_CASE("a PID controller pulls a particle to its target and lets go when removed", "[simulation]")
+{
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0});
+    const auto p = sim.add_particle({0, 0, 0});
+    auto pid = sim.add_pid_position_controller(std::size_t(p), {2, 1, 0});
+    for (int frame = 0; frame < 120; ++frame)
+        sim.step({});
+    CHECK((sim.state().position(1) - Vec3<float>(2, 1, 0)).norm() < 1e-3f);
+    pid.set_target({2, 3, 0});
+    for (int frame = 0; frame < 120; ++frame)
+        sim.step({});
+    CHECK((sim.state().position(1) - Vec3<float>(2, 3, 0)).norm() < 1e-3f);
+    // Particle 0 below it is removed: the controller follows its particle's new index.
+    sim.queue_remove(0);
+    sim.step({});
+    CHECK(pid.particle() == 0);
+    CHECK(pid.remove());
+    CHECK_FALSE(pid.valid());
+    CHECK_FALSE(pid.remove());
+    CHECK_THROWS_AS(pid.set_target({0, 0, 0}), std::logic_error);
+    sim.state().set_velocity(0, {0.01f, 0, 0});
+    const float x0 = sim.state().x()[0];
+    sim.step({.damping = 1.0f});
+    CHECK(sim.state().x()[0] == Approx(x0 + 0.01f)); // no pull any more: it coasts
+}
+
+TEST_CASE("the PID holds a particle against gravity with the steady offset load / kp", "[simulation]")
+{
+    Simulation<double> sim;
+    sim.add_particle({0, 0, 0});
+    const PidGains<double> gains{.kp = 500, .ki = 0, .kd = 30};
+    sim.add_pid_position_controller(0, {0, 0, 0}, gains);
+    for (int frame = 0; frame < 600; ++frame)
+        sim.step({.gravity = {0, 2, 0}});
+    CHECK(sim.state().y()[0] == Approx(2.0 / 500.0).epsilon(1e-3));
+}
+
+TEMPLATE_TEST_CASE("n substeps are bit-identical to n steps of dt / n", "[simulation]", float, double)
+{
+    auto split = guide_sheet<TestType>(TestType(60));
+    auto calls = guide_sheet<TestType>(TestType(60));
+    auto params = guide_step<TestType>(16);
+    params.substeps = 4;
+    auto quarter = guide_step<TestType>(16);
+    quarter.dt = params.dt / TestType(4);
+    for (int frame = 0; frame < 100; ++frame)
+    {
+        split.step(params);
+        for (int n = 0; n < 4; ++n)
+            calls.step(quarter);
+    }
+    CHECK(same_positions(split, calls));
+    CHECK(split.step_count() == 400);
+}
+
+TEST_CASE("divergence: 100 x 16 stays finite for 400 frames, 150 x 16 does not, warned once", "[simulation]")
+{
+    LogCapture log;
+    auto settles = guide_sheet<float>(100.0f);
+    auto explodes = guide_sheet<float>(150.0f);
+    int nan_frame = -1;
+    int past_100_percent = -1;
+    for (int frame = 1; frame <= 400; ++frame)
+    {
+        settles.step(guide_step<float>(16));
+        explodes.step(guide_step<float>(16));
+        const double strain = peak_strain(explodes);
+        if (past_100_percent < 0 && strain > 1.0)
+            past_100_percent = frame;
+        if (nan_frame < 0 && explodes.diverged())
+            nan_frame = frame;
+    }
+    std::printf("150 x 16: past 100 %% strain at frame %d, non-finite at frame %d\n", past_100_percent, nan_frame);
+    CHECK_FALSE(settles.diverged());
+    CHECK(peak_strain(settles) < 0.2);
+    CHECK(explodes.diverged());
+    CHECK(past_100_percent > 0);
+    CHECK(nan_frame > past_100_percent); // the strain trace warns well before the NaN
+    REQUIRE(log.warnings.size() == 1);   // once, not every frame after
+    CHECK(log.warnings[0].find("dt = 0.0166666") != std::string::npos);
+    CHECK(log.warnings[0].find("iterations = 16") != std::string::npos);
+}

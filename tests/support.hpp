@@ -1,0 +1,136 @@
+// Shared fixtures for the tests and benchmarks: the guide's hanging sheet built from core calls
+// only, and the two rulers the guide measures with (furthest particle apart, peak strain).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <random>
+
+#include <simdverlet/simdverlet.hpp>
+
+namespace simdverlet::testing
+{
+
+/// Slot layout of the grid: each axis neighbour sits at one constant index offset per slot.
+enum GridSlot : int
+{
+    kDown = 0,  ///< (c, r + 1), offset +width
+    kUp = 1,    ///< (c, r - 1), offset -width
+    kRight = 2, ///< (c + 1, r), offset +1
+    kLeft = 3,  ///< (c - 1, r), offset -1
+};
+
+/// Appends a width x height grid at (c * spacing, r * spacing, 0) to sim, wires the four axis slots
+/// symmetrically at rest length `spacing`, pins what `pinned(c, r)` selects, returns the base index.
+template <class T>
+std::size_t add_grid(Simulation<T>& sim, int width, int height, T spacing, T stiffness,
+                     const std::function<bool(int, int)>& pinned)
+{
+    const std::size_t base = sim.size();
+    for (int r = 0; r < height; ++r)
+        for (int c = 0; c < width; ++c)
+            sim.add_particle({T(c) * spacing, T(r) * spacing, T(0)}, pinned && pinned(c, r) ? T(0) : T(1));
+    auto& k = sim.constraints();
+    const auto at = [&](int c, int r) { return std::int32_t(base + std::size_t(r * width + c)); };
+    for (int r = 0; r < height; ++r)
+        for (int c = 0; c < width; ++c)
+        {
+            const std::size_t i = std::size_t(at(c, r));
+            if (r + 1 < height)
+                k.set_slot(i, kDown, at(c, r + 1), spacing, stiffness);
+            if (r > 0)
+                k.set_slot(i, kUp, at(c, r - 1), spacing, stiffness);
+            if (c + 1 < width)
+                k.set_slot(i, kRight, at(c + 1, r), spacing, stiffness);
+            if (c > 0)
+                k.set_slot(i, kLeft, at(c - 1, r), spacing, stiffness);
+        }
+    return base;
+}
+
+/// The guide's sheet: 20 x 10 at spacing 0.5, hanging from every fourth particle of row 0.
+template <class T>
+Simulation<T> guide_sheet(T stiffness, int width = 20, int height = 10)
+{
+    Simulation<T> sim;
+    add_grid<T>(sim, width, height, T(0.5), stiffness, [](int c, int r) { return r == 0 && c % 4 == 0; });
+    return sim;
+}
+
+/// The guide's step: dt 1/60, damping 0.99, gravity 2 along +y (down on the page).
+template <class T>
+StepParams<T> guide_step(int iterations)
+{
+    return {.dt = T(1) / T(60), .damping = T(0.99), .gravity = {T(0), T(2), T(0)}, .iterations = iterations};
+}
+
+/// Largest distance between corresponding particles of two simulations, in double.
+template <class T>
+double furthest_apart(const Simulation<T>& a, const Simulation<T>& b)
+{
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+    {
+        const double dx = double(a.state().x()[i]) - double(b.state().x()[i]);
+        const double dy = double(a.state().y()[i]) - double(b.state().y()[i]);
+        const double dz = double(a.state().z()[i]) - double(b.state().z()[i]);
+        worst = std::max(worst, std::sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    return worst;
+}
+
+/// Worst |length - rest| / rest over every live slot, read from the solver's own rest lengths.
+/// NaN as soon as any coordinate is NaN, so a blown-up sheet cannot read as relaxed.
+template <class T>
+double peak_strain(const Simulation<T>& sim)
+{
+    const auto& s = sim.state();
+    const auto& k = sim.constraints();
+    double worst = 0;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        for (int slot = 0; slot < 4; ++slot)
+        {
+            if (!k.live(i, slot) || k.rest_length(i, slot) <= T(0))
+                continue;
+            const auto j = std::size_t(k.neighbour(i, slot));
+            const double dx = double(s.x()[i]) - double(s.x()[j]);
+            const double dy = double(s.y()[i]) - double(s.y()[j]);
+            const double dz = double(s.z()[i]) - double(s.z()[j]);
+            const double strain = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - double(k.rest_length(i, slot))) /
+                                  double(k.rest_length(i, slot));
+            if (std::isnan(strain))
+                return strain;
+            worst = std::max(worst, strain);
+        }
+    return worst;
+}
+
+/// Bit equality of every live coordinate (x and px) of two simulations.
+template <class T>
+bool same_positions(const Simulation<T>& a, const Simulation<T>& b)
+{
+    const auto eq = [](auto u, auto v) { return std::equal(u.begin(), u.end(), v.begin(), v.end()); };
+    const auto& s = a.state();
+    const auto& t = b.state();
+    return eq(s.x(), t.x()) && eq(s.y(), t.y()) && eq(s.z(), t.z()) && eq(s.px(), t.px()) && eq(s.py(), t.py()) &&
+           eq(s.pz(), t.pz());
+}
+
+/// Shakes every free particle by up to `amount` in each axis, deterministically.
+template <class T>
+void jitter(Simulation<T>& sim, T amount, unsigned seed = 42)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-double(amount), double(amount));
+    for (std::size_t i = 0; i < sim.size(); ++i)
+    {
+        if (sim.state().is_pinned(i))
+            continue;
+        const Vec3<T> p = sim.state().position(i);
+        sim.state().set_position(i, p + Vec3<T>(T(u(rng)), T(u(rng)), T(u(rng))), true);
+    }
+}
+
+} // namespace simdverlet::testing
