@@ -30,6 +30,8 @@ struct ConstraintArrays
     std::array<const T*, 4> stiffness;
 };
 
+/// Invariant the kernels rely on: a slot whose neighbour is -1 has stiffness 0, and stiffness is
+/// never negative, so "stiffness > 0" alone tells a live slot. Every writer below keeps it.
 template <class T>
 class DirectedConstraints4
 {

@@ -80,29 +80,45 @@ IndexBatch<T, Arch> load_indices(const std::int32_t* p)
     return IndexBatch<T, Arch>::load_unaligned(p);
 }
 
-/// Gathers src[index[k]] into lane k.
+/// Gathers src[index[k]] into lane k. On AVX2 and AVX-512 this issues the hardware gather
+/// directly: xsimd 8 dispatches batch::gather with explicit template arguments that never match
+/// its own AVX2/AVX-512 overloads, so it silently falls back to a lane-by-lane copy five times
+/// slower than the instruction.
 template <class T, class Arch>
 Batch<T, Arch> gather(const T* src, const IndexBatch<T, Arch>& index)
 {
-    return Batch<T, Arch>::gather(src, index);
+#if XSIMD_WITH_AVX512F
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>)
+    {
+        if constexpr (std::is_same_v<T, float>)
+            return _mm512_i32gather_ps(index, src, sizeof(float));
+        else
+            return _mm512_i64gather_pd(index, src, sizeof(double));
+    }
+    else
+#endif
+#if XSIMD_WITH_AVX2
+        if constexpr (std::is_base_of_v<xsimd::avx2, Arch>)
+    {
+        if constexpr (std::is_same_v<T, float>)
+            return _mm256_i32gather_ps(src, index, sizeof(float));
+        else
+            return _mm256_i64gather_pd(src, index, sizeof(double));
+    }
+    else
+#endif
+        return Batch<T, Arch>::gather(src, index);
 }
 
-/// Lanes whose neighbour index is a real particle (>= 0), as a mask over T. Converting the index
-/// to T first keeps the comparison in T's own mask type, which needs no batch_bool cast (absent in
-/// xsimd 8.1).
-template <class T, class Arch>
-Mask<T, Arch> index_is_set(const IndexBatch<T, Arch>& index)
-{
-    return xsimd::to_float(index) >= Batch<T, Arch>(T(0));
-}
-
-/// Lanes of `index` with -1 replaced by a safe particle index (0), so a gather never reads outside
-/// the arrays; the value read is discarded by the caller's mask.
+/// `index` with the unused-slot marker -1 replaced by 0, so a gather never reads before the
+/// arrays; the value read there is discarded by the caller. Written as j & ~(j >> 31) (an
+/// arithmetic shift smears the sign bit) because integer max is emulated lane by lane on some
+/// architectures of xsimd 8.
 template <class T, class Arch>
 IndexBatch<T, Arch> safe_indices(const IndexBatch<T, Arch>& index)
 {
-    using I = typename IndexBatch<T, Arch>::value_type;
-    return xsimd::max(index, IndexBatch<T, Arch>(I(0)));
+    constexpr int sign_shift = int(sizeof(typename IndexBatch<T, Arch>::value_type) * 8 - 1);
+    return index & ~(index >> sign_shift);
 }
 
 /// Mask of the first `n` lanes, for the last, partly filled batch of a range.

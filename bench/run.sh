@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the benchmarks (release preset: -O3 -march=native) and runs them into a result file.
+#   bash bench/run.sh NAME [extra Google Benchmark flags, e.g. --benchmark_filter=BM_step]
+# Writes bench/results/NAME.json (Google Benchmark's JSON; its context block names the CPU) and
+# bench/results/NAME.md: the exact command, compiler, flags, CPU and a table of the medians.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+name=${1:?usage: bash bench/run.sh NAME [benchmark flags]}
+shift
+
+cmake --workflow --preset release >/dev/null
+binary=build/release/bench/simdverlet_bench
+out=bench/results/$name
+args=(--benchmark_out="$out.json" --benchmark_out_format=json --benchmark_repetitions=5
+      --benchmark_report_aggregates_only=true "$@")
+"$binary" "${args[@]}"
+
+compiler=$(grep -m1 '^CMAKE_CXX_COMPILER:' build/release/CMakeCache.txt | cut -d= -f2)
+flags=$(grep -o '"command": "[^"]*step.cpp[^"]*"' build/release/compile_commands.json | head -1 |
+        sed -e 's/"command": "//' -e 's/"$//' -e 's/ -o [^ ]*//' -e 's/ -c [^ ]*//')
+{
+    echo "# Benchmark result: $name"
+    echo
+    echo "- command: \`bash bench/run.sh $name $*\` → \`$binary ${args[*]}\`"
+    echo "- compiler: \`$("$compiler" --version | head -1)\`"
+    echo "- compile line: \`$flags\`"
+    echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
+    echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "- note: a shared, noisy machine. Compare variants within this one run, as ratios."
+    echo
+    python3 bench/summarize.py "$out.json"
+} >"$out.md"
+echo "wrote $out.json and $out.md"
