@@ -22,16 +22,19 @@ enum GridSlot : int
     kLeft = 3,  ///< (c - 1, r), offset -1
 };
 
-/// Appends a width x height grid at (c * spacing, r * spacing, 0) to sim, wires the four axis slots
-/// symmetrically at rest length `spacing`, pins what `pinned(c, r)` selects, returns the base index.
+/// Appends a width x height grid to sim, at `position(c, r)` or by default (c * spacing, r * spacing,
+/// 0), wires the four axis slots symmetrically at rest length `spacing`, pins what `pinned(c, r)`
+/// selects, and returns the base index.
 template <class T>
 std::size_t add_grid(Simulation<T>& sim, int width, int height, T spacing, T stiffness,
-                     const std::function<bool(int, int)>& pinned)
+                     const std::function<bool(int, int)>& pinned,
+                     const std::function<Vec3<T>(int, int)>& position = {})
 {
     const std::size_t base = sim.size();
     for (int r = 0; r < height; ++r)
         for (int c = 0; c < width; ++c)
-            sim.add_particle({T(c) * spacing, T(r) * spacing, T(0)}, pinned && pinned(c, r) ? T(0) : T(1));
+            sim.add_particle(position ? position(c, r) : Vec3<T>(T(c) * spacing, T(r) * spacing, T(0)),
+                             pinned && pinned(c, r) ? T(0) : T(1));
     auto& k = sim.constraints();
     const auto at = [&](int c, int r) { return std::int32_t(base + std::size_t(r * width + c)); };
     for (int r = 0; r < height; ++r)
@@ -64,6 +67,26 @@ template <class T>
 StepParams<T> guide_step(int iterations)
 {
     return {.dt = T(1) / T(60), .damping = T(0.99), .gravity = {T(0), T(2), T(0)}, .iterations = iterations};
+}
+
+/// The guide's sheet lying flat in the x-z plane at height y = 0, free, to be dropped on things.
+template <class T>
+Simulation<T> flat_sheet(T stiffness = T(60))
+{
+    Simulation<T> sim;
+    add_grid<T>(sim, 20, 10, T(0.5), stiffness, {},
+                [](int c, int r) { return Vec3<T>(T(c) * T(0.5), T(0), T(r) * T(0.5)); });
+    return sim;
+}
+
+/// Mean position of every particle, in double.
+template <class T>
+Vec3<double> centroid(const Simulation<T>& sim)
+{
+    Vec3<double> c = Vec3<double>::Zero();
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        c += sim.state().position(i).template cast<double>();
+    return c / double(sim.size());
 }
 
 /// Largest distance between corresponding particles of two simulations, in double.

@@ -220,6 +220,81 @@ bool integrate_scalar(const StateArrays<T>& s, const IntegrateParams<T>& p, std:
     return finite;
 }
 
+// ---------------------------------------------------------------------------------------------
+// position projections
+
+/// One lane group of particles (V = T: one particle; V = Batch<T>: a batch of them), positions and
+/// previous positions, as a projection reads and rewrites them.
+template <class V>
+struct ParticleLanes
+{
+    V x, y, z, px, py, pz;
+};
+
+/// Runs `fn(ParticleLanes<Batch>&, movable) -> touched` over particles [begin, end) in lane groups,
+/// vector twin. `movable` marks lanes inside the range whose particle is not pinned; fn must leave
+/// other lanes' values as it found them. Lane groups fn touched are stored back. Returns the number
+/// of touched particles. Any begin works: lanes before it are masked out, not read as a scalar head.
+template <class Arch, class T, class Fn>
+int project_lanes_vector(const StateArrays<T>& s, std::size_t begin, std::size_t end, Fn&& fn)
+{
+    using B = simd::Batch<T, Arch>;
+    using M = simd::Mask<T, Arch>;
+    constexpr std::size_t L = B::size;
+    alignas(simd::kAlignment) T iota_lanes[L];
+    for (std::size_t k = 0; k < L; ++k)
+        iota_lanes[k] = T(k);
+    const B iota = simd::load<T, Arch>(iota_lanes);
+    const B zero(T(0));
+    int touched_count = 0;
+    for (std::size_t i = begin / L * L; i < end; i += L)
+    {
+        // Lane bounds relative to i are below L, so they are exact in T however large i is.
+        const T lo = T(begin > i ? begin - i : 0);
+        const T hi = T(end - i < L ? end - i : L);
+        M movable = (iota >= B(lo)) && (iota < B(hi));
+        if (s.inv_mass)
+            movable = movable && (simd::load<T, Arch>(s.inv_mass + i) != zero);
+        ParticleLanes<B> p{simd::load<T, Arch>(s.x + i),  simd::load<T, Arch>(s.y + i),
+                           simd::load<T, Arch>(s.z + i),  simd::load<T, Arch>(s.px + i),
+                           simd::load<T, Arch>(s.py + i), simd::load<T, Arch>(s.pz + i)};
+        const M touched = fn(p, movable);
+        if (!simd::any<T, Arch>(touched))
+            continue;
+        touched_count += simd::count<T, Arch>(touched);
+        simd::store<T, Arch>(s.x + i, p.x);
+        simd::store<T, Arch>(s.y + i, p.y);
+        simd::store<T, Arch>(s.z + i, p.z);
+        simd::store<T, Arch>(s.px + i, p.px);
+        simd::store<T, Arch>(s.py + i, p.py);
+        simd::store<T, Arch>(s.pz + i, p.pz);
+    }
+    return touched_count;
+}
+
+/// Scalar twin of project_lanes_vector: fn receives ParticleLanes<T> and a bool.
+template <class T, class Fn>
+int project_lanes_scalar(const StateArrays<T>& s, std::size_t begin, std::size_t end, Fn&& fn)
+{
+    int touched_count = 0;
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        if (s.inv_mass && s.inv_mass[i] == T(0))
+            continue;
+        ParticleLanes<T> p{s.x[i], s.y[i], s.z[i], s.px[i], s.py[i], s.pz[i]};
+        if (!fn(p, true))
+            continue;
+        ++touched_count;
+        s.x[i] = p.x;
+        s.y[i] = p.y;
+        s.z[i] = p.z;
+        s.px[i] = p.px;
+        s.py[i] = p.py;
+        s.pz[i] = p.pz;
+    }
+    return touched_count;
+}
+
 /// True when every coordinate of particles [0, size) is finite. Used after position projections,
 /// which may move particles the integrator already checked.
 template <class T>

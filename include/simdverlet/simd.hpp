@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -147,6 +148,82 @@ T reduce_add(const Batch<T, Arch>& b)
 #else
     return xsimd::hadd(b);
 #endif
+}
+
+// ---- one spelling for scalars and batches ------------------------------------------------------
+// Geometry written once as a template over V (T or Batch<T>) and M (bool or Mask<T>) runs as the
+// scalar twin and the vector twin of the same arithmetic. These overloads give the scalar side
+// the names xsimd gives the vector side.
+
+template <class T>
+    requires std::is_floating_point_v<T>
+T select(bool condition, T if_true, T if_false)
+{
+    return condition ? if_true : if_false;
+}
+
+template <class T, class Arch>
+Batch<T, Arch> select(const Mask<T, Arch>& condition, const Batch<T, Arch>& if_true, const Batch<T, Arch>& if_false)
+{
+    return xsimd::select(condition, if_true, if_false);
+}
+
+template <class T>
+    requires std::is_floating_point_v<T>
+T sqrt(T v)
+{
+    return std::sqrt(v);
+}
+
+template <class T, class Arch>
+Batch<T, Arch> sqrt(const Batch<T, Arch>& v)
+{
+    return xsimd::sqrt(v);
+}
+
+/// min and max with the operand order of the x86 instructions: the second operand wins a tie or a
+/// NaN, in both twins, so they cannot disagree on a corner case.
+template <class T>
+    requires std::is_floating_point_v<T>
+T min(T a, T b)
+{
+    return a < b ? a : b;
+}
+
+template <class T, class Arch>
+Batch<T, Arch> min(const Batch<T, Arch>& a, const Batch<T, Arch>& b)
+{
+    return xsimd::select(a < b, a, b);
+}
+
+template <class T>
+    requires std::is_floating_point_v<T>
+T max(T a, T b)
+{
+    return a > b ? a : b;
+}
+
+template <class T, class Arch>
+Batch<T, Arch> max(const Batch<T, Arch>& a, const Batch<T, Arch>& b)
+{
+    return xsimd::select(a > b, a, b);
+}
+
+inline bool any(bool m)
+{
+    return m;
+}
+
+/// Number of set lanes. xsimd 8 has no popcount of a mask, so count through a select and a sum.
+template <class T, class Arch>
+int count(const Mask<T, Arch>& m)
+{
+    return int(reduce_add(xsimd::select(m, Batch<T, Arch>(T(1)), Batch<T, Arch>(T(0)))));
+}
+
+inline int count(bool m)
+{
+    return m ? 1 : 0;
 }
 
 } // namespace simdverlet::simd

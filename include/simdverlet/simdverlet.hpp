@@ -2,6 +2,7 @@
 // (parallel/openmp.hpp, parallel/tbb.hpp) are left out on purpose: they pull in their runtimes.
 #pragma once
 
+#include "colliders.hpp"
 #include "constraints.hpp"
 #include "controllers.hpp"
 #include "kernels.hpp"

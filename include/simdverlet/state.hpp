@@ -54,6 +54,31 @@ std::string number(T value)
 }
 } // namespace detail
 
+/// A block of particle indices [begin, end). The default covers every particle and is re-read
+/// each time it is resolved, so particles appended later are included.
+struct ParticleRange
+{
+    static constexpr std::size_t kToEnd = std::size_t(-1);
+    std::size_t begin = 0;    ///< first particle
+    std::size_t end = kToEnd; ///< one past the last; kToEnd follows the simulation's size
+
+    /// The range as concrete bounds for a state of `size` particles. An end past the state (its
+    /// particles were removed) stops at the last particle.
+    std::pair<std::size_t, std::size_t> resolve(std::size_t size) const noexcept
+    {
+        const std::size_t e = end < size ? end : size;
+        return {begin < e ? begin : e, e};
+    }
+
+    /// Throws std::invalid_argument when begin > end.
+    void check() const
+    {
+        if (begin > end)
+            throw std::invalid_argument("simdverlet: particle range [" + std::to_string(begin) + ", " +
+                                        std::to_string(end) + ") has begin after end");
+    }
+};
+
 /// Raw pointers to every array of a state, over the padded length. What kernels work on; user code
 /// should prefer the spans of State3.
 template <class T>

@@ -1,0 +1,397 @@
+// Colliders: every shape's vector path against its scalar twin, then the physics the contact
+// response promises (static friction, restitution, creases) and the penalty-force trap it avoids.
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+namespace
+{
+/// 1000 particles scattered through [-3, 3]^3 with random per-frame velocities; every 7th pinned.
+template <class T>
+Simulation<T> cloud(Masses masses = Masses::per_particle)
+{
+    Simulation<T> sim(masses);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> pos(-3, 3), vel(-0.2, 0.2);
+    for (int i = 0; i < 1000; ++i)
+    {
+        const auto k = sim.add_particle({T(pos(rng)), T(pos(rng)), T(pos(rng))},
+                                        masses == Masses::per_particle && i % 7 == 0 ? T(0) : T(1));
+        sim.state().set_velocity(std::size_t(k), {T(vel(rng)), T(vel(rng)), T(vel(rng))});
+    }
+    return sim;
+}
+
+template <class T>
+bool same_state(const State3<T>& a, const State3<T>& b)
+{
+    return a == b;
+}
+
+/// Projects a fresh cloud through the vector path and another through the scalar twin, over a range
+/// that starts and ends mid-batch; returns the vector path's contact count after checking equality.
+template <class T, class C>
+int check_twins(C vector_collider)
+{
+    C scalar_collider = vector_collider;
+    scalar_collider.vectorized = false;
+    auto a = cloud<T>();
+    auto b = cloud<T>();
+    const auto untouched = cloud<T>();
+    const std::size_t begin = 3, end = a.size() - 5;
+    const int cv = vector_collider.project(a.state(), begin, end);
+    const int cs = scalar_collider.project(b.state(), begin, end);
+    CHECK(cv == cs);
+    CHECK(same_state(a.state(), b.state()));
+    // Outside the range and pinned particles are exactly as they were.
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (i < begin || i >= end || a.state().is_pinned(i))
+        {
+            CHECK(a.state().position(i) == untouched.state().position(i));
+            CHECK(a.state().velocity(i) == untouched.state().velocity(i));
+        }
+    return cv;
+}
+} // namespace
+
+TEMPLATE_TEST_CASE("every shape's vector path equals its scalar twin", "[colliders]", float, double)
+{
+    using T = TestType;
+    REQUIRE(simd::kLanes<T> > 1); // or the comparison would be the scalar path against itself
+    const ContactMaterial<T> m{.friction = T(0.4), .tangential_damping = T(0.1), .restitution = T(0.5),
+                               .margin = T(0.05)};
+    CHECK(check_twins<T>(PlaneCollider<T>({.normal = {T(0.3), T(-1), T(0.2)}, .offset = T(-0.5)}, m)) > 20);
+    CHECK(check_twins<T>(SphereCollider<T>({.center = {T(0.5), 0, 0}, .radius = T(1.5)}, m)) > 20);
+    CHECK(check_twins<T>(SphereCollider<T>({.radius = T(2.5), .inside = true}, m)) > 20);
+    CHECK(check_twins<T>(CapsuleCollider<T>({.a = {-2, 0, 0}, .b = {2, T(1), 0}, .radius = T(0.8)}, m)) > 20);
+    CHECK(check_twins<T>(CapsuleCollider<T>({.a = {-1, 0, 0}, .b = {1, 0, 0}, .radius = T(2), .inside = true}, m)) > 20);
+    CHECK(check_twins<T>(BoxCollider<T>({.min = {-2, -2, -2}, .max = {2, T(2.5), 2}}, m)) > 20);
+    CHECK(check_twins<T>(BoxCollider<T>({.min = {-1, -1, -1}, .max = {1, 2, T(0.5)}, .inside = false}, m)) > 20);
+}
+
+TEST_CASE("a projected particle ends on the surface with the normal velocity reflected", "[colliders]")
+{
+    Simulation<double> sim;
+    sim.add_particle({0, 0.1, 0}); // 0.1 below a floor at y = 0 (legal side y <= 0)
+    sim.state().set_velocity(0, {0.3, 0.2, 0});
+    PlaneCollider<double> floor({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0, .restitution = 0.5});
+    CHECK(floor.project(sim.state()) == 1);
+    CHECK(sim.state().y()[0] == 0.0);
+    // Approaching at 0.2, leaving at 0.5 * 0.2; frictionless: the tangential 0.3 is kept.
+    CHECK(sim.state().velocity(0).x() == Approx(0.3));
+    CHECK(sim.state().velocity(0).y() == Approx(-0.1));
+    // Friction removes at most friction x depth of the tangential speed.
+    sim.state().set_position(0, {0, 0.1, 0});
+    sim.state().set_velocity(0, {0.3, 0.2, 0});
+    floor.set_friction(1.0);
+    floor.project(sim.state());
+    CHECK(sim.state().velocity(0).x() == Approx(0.3 - 1.0 * 0.1));
+    // A particle already leaving the surface keeps its normal velocity: no energy is added.
+    sim.state().set_position(0, {0, 0.1, 0});
+    sim.state().set_velocity(0, {0, -0.2, 0});
+    floor.project(sim.state());
+    CHECK(sim.state().velocity(0).y() == Approx(-0.2));
+}
+
+TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays; with friction 0 it slides off", "[colliders]")
+{
+    // The guide's 20 x 10 sheet at 60 x 16, flat, dropped 0.5 units onto a sphere of radius 2.5
+    // whose top sits 0.25 off the sheet's centre, so nothing but friction can hold it.
+    const auto drop = [](float friction) {
+        auto sim = flat_sheet<float>();
+        auto world = add_colliders(sim, {},
+                                   SphereCollider<float>({.center = {5.0f, 3.0f, 2.25f}, .radius = 2.5f},
+                                                         {.friction = friction}));
+        Vec3<double> at_400 = Vec3<double>::Zero();
+        int fewest_contacts = std::numeric_limits<int>::max();
+        for (int frame = 1; frame <= 600; ++frame)
+        {
+            sim.step(guide_step<float>(16));
+            if (frame == 400)
+                at_400 = centroid(sim);
+            if (frame > 400)
+                fewest_contacts = std::min(fewest_contacts, world->contacts());
+        }
+        return std::tuple{(centroid(sim) - at_400).norm(), fewest_contacts};
+    };
+    const auto [held_moved, held_contacts] = drop(0.6f);
+    const auto [slid_moved, slid_contacts] = drop(0.0f);
+    std::printf("sheet on a sphere, last 200 of 600 frames: friction 0.6 moved %.3g (>= %d contacts), "
+                "friction 0 moved %.3g (%d contacts at the end)\n",
+                held_moved, held_contacts, slid_moved, slid_contacts);
+    CHECK(held_moved < 0.05);    // a tenth of a spacing over 200 frames: at rest
+    CHECK(held_contacts >= 100); // and lying on the sphere, every frame
+    CHECK(slid_moved > 1.0);     // two spacings and more: sliding off
+    CHECK(slid_contacts < held_contacts);
+}
+
+TEST_CASE("restitution 1 keeps the bounce height, 0.9 returns 0.81 of it per bounce, none adds energy",
+          "[colliders]")
+{
+    // Released at rest 3 units above a floor, no air damping, apex measured between contacts.
+    // At dt = 1/240 the one gravity kick a departing frame misses (the velocity is read after
+    // integration) costs about 2 g dt^2 / v of the height per bounce, about 1 % here.
+    const auto apexes = [](double restitution) {
+        Simulation<double> sim;
+        sim.add_particle({0, 0, 0});
+        auto world = add_colliders(sim, {}, PlaneCollider<double>({.normal = {0, -1, 0}, .offset = -3},
+                                                                  {.restitution = restitution}));
+        std::vector<double> heights;
+        double top = 3.0;
+        bool rising = false;
+        for (int frame = 0; frame < 20000 && heights.size() < 5; ++frame)
+        {
+            sim.step({.dt = 1.0 / 240, .damping = 1.0, .gravity = {0, 9.81, 0}});
+            if (world->contacts() > 0)
+            {
+                if (rising)
+                    heights.push_back(3.0 - top);
+                rising = true;
+                top = 3.0;
+            }
+            top = std::min(top, sim.state().y()[0]);
+        }
+        return heights;
+    };
+    const auto lossless = apexes(1.0);
+    const auto bouncy = apexes(0.9);
+    REQUIRE(lossless.size() == 5);
+    REQUIRE(bouncy.size() == 5);
+    double previous = 3.0;
+    for (double h : lossless)
+    {
+        CHECK(h <= previous); // never above where it was released
+        CHECK(h > 0.985 * previous);
+        previous = h;
+    }
+    CHECK(lossless.back() > 0.95 * 3.0);
+    previous = 3.0;
+    for (double h : bouncy)
+    {
+        CHECK(h / previous == Approx(0.81).margin(0.02));
+        previous = h;
+    }
+}
+
+TEST_CASE("a particle in the crease of a sphere and a floor settles onto both after two relaxations",
+          "[colliders]")
+{
+    // The sphere sinks 0.5 into the floor, so the crease is a 60 degree wedge, and gravity drives
+    // the particle into it. One pass leaves it inside the sphere (the floor moved it back in);
+    // a second pass converges it to ~1e-4 of both surfaces.
+    const auto settle = [](int relaxations) {
+        Simulation<double> sim;
+        sim.add_particle({1.5, -0.1, 0});
+        add_colliders(sim, {.relaxations = relaxations},
+                      SphereCollider<double>({.center = {0, -0.5, 0}, .radius = 1}, {.friction = 0}),
+                      PlaneCollider<double>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0}));
+        for (int frame = 0; frame < 300; ++frame)
+            sim.step({.gravity = {-2, 2, 0}});
+        const Vec3<double> p = sim.state().position(0);
+        return std::pair{1.0 - (p - Vec3<double>(0, -0.5, 0)).norm(), p.y()}; // depth in sphere, below floor
+    };
+    const auto [sphere_1, floor_1] = settle(1);
+    const auto [sphere_2, floor_2] = settle(2);
+    std::printf("crease: one relaxation leaves %.3g inside the sphere, two leave %.3g\n", sphere_1, sphere_2);
+    CHECK(sphere_1 > 3e-4);
+    CHECK(std::abs(sphere_2) < 1.5e-4);
+    CHECK(std::abs(floor_2) < 1.5e-4);
+    CHECK(floor_1 <= 0.0);
+}
+
+TEST_CASE("a penalty force in place of a projection either sinks through or launches the sheet", "[colliders]")
+{
+    // The reason colliders are projections, measured. The same drop as above, first with the
+    // projection, then with a penalty spring k (R - |d|) d / |d| registered as a bulk force, for k
+    // from the cloth's own per-slot stiffness up past the explicit stability limit.
+    const Vec3<float> centre(5.0f, 3.0f, 2.25f);
+    const float radius = 2.5f;
+    struct Outcome
+    {
+        double deepest;    ///< worst penetration of the sphere over the run, world units
+        double fastest;    ///< fastest particle over the run, world units per second
+    };
+    const auto measure = [&](Simulation<float>& sim) {
+        Outcome o{0, 0};
+        for (int frame = 0; frame < 600 && !sim.diverged(); ++frame)
+        {
+            sim.step(guide_step<float>(16));
+            for (std::size_t i = 0; i < sim.size(); ++i)
+            {
+                o.deepest = std::max(o.deepest, double(radius - (sim.state().position(i) - centre).norm()));
+                o.fastest = std::max(o.fastest, double(sim.state().velocity(i).norm()) * 60.0);
+            }
+        }
+        if (sim.diverged())
+            o.fastest = std::numeric_limits<double>::infinity();
+        return o;
+    };
+
+    auto projected = flat_sheet<float>();
+    add_colliders(projected, {}, SphereCollider<float>({.center = centre, .radius = radius}, {.friction = 0.6f}));
+    const Outcome reference = measure(projected);
+    std::printf("projection: deepest %.3g, fastest %.3g units/s\n", reference.deepest, reference.fastest);
+    CHECK(reference.deepest < 1e-3);
+
+    const double spacing = 0.5;
+    for (float k : {60.0f, 240.0f, 960.0f, 3840.0f, 15360.0f, 61440.0f})
+    {
+        auto sim = flat_sheet<float>();
+        sim.add_bulk_force("penalty", [&, k](State3<float>& s, float) {
+            for (std::size_t i = 0; i < s.size(); ++i)
+            {
+                const Vec3<float> d = s.position(i) - centre;
+                const float len = d.norm();
+                if (len < radius && len > 0)
+                {
+                    const Vec3<float> f = k * (radius - len) * d / len;
+                    s.ax()[i] += f.x();
+                    s.ay()[i] += f.y();
+                    s.az()[i] += f.z();
+                }
+            }
+        });
+        const Outcome o = measure(sim);
+        const bool sinks = o.deepest > spacing / 10;
+        const bool launched = o.fastest > 2 * reference.fastest;
+        std::printf("penalty k = %6.0f: deepest %.3g, fastest %.3g units/s -> %s\n", double(k), o.deepest, o.fastest,
+                    sinks && launched ? "sinks and launches" : sinks ? "sinks" : launched ? "launches" : "holds");
+        CHECK((sinks || launched));
+        if (k == 60.0f)
+            CHECK(o.deepest > spacing / 2); // at the cloth's own stiffness it sinks half a spacing
+        if (k == 61440.0f)
+            CHECK(o.fastest > 5 * reference.fastest);
+    }
+}
+
+TEST_CASE("pinned particles inside a shape are never moved; unit-mass states collide everywhere", "[colliders]")
+{
+    auto sim = cloud<float>();
+    auto unit = cloud<float>(Masses::unit);
+    SphereCollider<float> ball({.radius = 2.0f});
+    const auto before = sim.state();
+    const int contacts = ball.project(sim.state());
+    const int unit_contacts = ball.project(unit.state());
+    int pinned_inside = 0;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        if (sim.state().is_pinned(i) && before.position(i).norm() < 2.0f)
+        {
+            ++pinned_inside;
+            CHECK(sim.state().position(i) == before.position(i));
+        }
+    CHECK(pinned_inside > 10);
+    CHECK(unit_contacts == contacts + pinned_inside);
+}
+
+TEST_CASE("colliders can be moved, retuned, disabled, removed and detached between frames", "[colliders]")
+{
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0});
+    auto world = add_colliders(sim, {});
+    auto& floor = world->add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -1}));
+    CHECK(sim.position_projections().contains("colliders"));
+    for (int frame = 0; frame < 120; ++frame)
+        sim.step({.gravity = {0, 2, 0}});
+    CHECK(sim.state().y()[0] == Approx(1.0f));
+    CHECK(world->contacts() == 1);
+    floor.set_offset(-2); // lower the floor: the particle falls to the new one
+    for (int frame = 0; frame < 120; ++frame)
+        sim.step({.gravity = {0, 2, 0}});
+    CHECK(sim.state().y()[0] == Approx(2.0f));
+    floor.enabled = false;
+    sim.step({.gravity = {0, 2, 0}});
+    CHECK(world->contacts() == 0);
+    CHECK(sim.state().y()[0] > 2.0f);
+    floor.enabled = true;
+    CHECK(world->remove(floor));
+    CHECK(world->size() == 0);
+    CHECK(world->detach());
+    CHECK_FALSE(sim.position_projections().contains("colliders"));
+    CHECK_FALSE(world->detach());
+}
+
+TEST_CASE("the collider range covers only its particles and follows the simulation's size", "[colliders]")
+{
+    Simulation<float> sim;
+    for (int i = 0; i < 10; ++i)
+        sim.add_particle({float(i), 0.5f, 0});
+    auto world = add_colliders(sim, {.range = {.begin = 2, .end = 5}},
+                               PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}));
+    sim.step({});
+    CHECK(world->contacts() == 3);
+    world->set_range({});
+    sim.add_particle({0, 0.5f, 0}); // appended later: covered by the default range
+    sim.step({});
+    CHECK(world->contacts() == 8); // 2..4 were already pushed out; the other 7 + the new one
+}
+
+TEST_CASE("bad collider input throws, names the value and changes nothing", "[colliders][errors]")
+{
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const auto message = [](auto&& fn) -> std::string {
+        try
+        {
+            fn();
+        }
+        catch (const std::invalid_argument& e)
+        {
+            return e.what();
+        }
+        return "no exception";
+    };
+    CHECK(message([] { PlaneCollider<float>({.normal = {0, 0, 0}}); }).find("(0, 0, 0)") != std::string::npos);
+    CHECK(message([] { SphereCollider<float>({.radius = -1}); }).find("-1") != std::string::npos);
+    CHECK(message([] { CapsuleCollider<float>({.radius = -0.5f}); }).find("-0.5") != std::string::npos);
+    CHECK(message([] {
+              BoxCollider<float>({.min = {0, 3, 0}, .max = {1, 1, 1}});
+          }).find("axis y: min 3 > max 1") != std::string::npos);
+    CHECK(message([] {
+              SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1; }, .max_steps = 0});
+          }).find("max_steps must be >= 1, got 0") != std::string::npos);
+    CHECK(message([&] { SphereCollider<float>({}, {.friction = nan}); }).find("NaN") != std::string::npos);
+    CHECK(message([] { SphereCollider<float>({}, {.restitution = 1.5f}); }).find("1.5") != std::string::npos);
+
+    // A failed setter leaves the collider as it was.
+    PlaneCollider<float> plane({.normal = {0, -1, 0}, .offset = -2});
+    CHECK_THROWS_AS(plane.set_normal({0, 0, 0}), std::invalid_argument);
+    CHECK(plane.normal() == Vec3<float>(0, -1, 0));
+    SphereCollider<float> ball({.radius = 2});
+    CHECK_THROWS_AS(ball.set_radius(-3), std::invalid_argument);
+    CHECK_THROWS_AS(ball.set_tangential_damping(2), std::invalid_argument);
+    CHECK(ball.shape().radius == 2.0f);
+    CHECK(ball.material().tangential_damping == 0.0f);
+    SdfCollider<float> sdf({.field = [](const Vec3<float>& p) { return p.norm() - 1; }});
+    CHECK_THROWS_AS(sdf.set_max_steps(0), std::invalid_argument);
+    CHECK(sdf.shape().max_steps == 2);
+    Simulation<float> sim;
+    auto world = add_colliders(sim, {});
+    CHECK_THROWS_AS(world->set_relaxations(0), std::invalid_argument);
+    CHECK(world->relaxations() == 1);
+    CHECK_THROWS_AS(add_colliders(sim, {.name = "other", .relaxations = 0}), std::invalid_argument);
+    CHECK_FALSE(sim.position_projections().contains("other"));
+}
+
+TEST_CASE("an SDF collider projects onto its field's surface and counts each particle once", "[colliders]")
+{
+    auto sim = cloud<double>();
+    // A torus around the y axis: major radius 2, minor 0.6.
+    SdfCollider<double> torus({.field = [](const Vec3<double>& p) {
+        const double q = std::hypot(p.x(), p.z()) - 2.0;
+        return std::hypot(q, p.y()) - 0.6;
+    }});
+    const int contacts = torus.project(sim.state());
+    CHECK(contacts > 20);
+    for (std::size_t i = 0; i < sim.size(); ++i)
+    {
+        const Vec3<double> p = sim.state().position(i);
+        const double d = std::hypot(std::hypot(p.x(), p.z()) - 2.0, p.y()) - 0.6;
+        if (!sim.state().is_pinned(i))
+            CHECK(d > -1e-6);
+    }
+}
