@@ -522,7 +522,7 @@ class SdfCollider : public Collider<T>
 
     struct Shape
     {
-        Field field;                ///< signed distance, world units
+        Field field = {};           ///< signed distance, world units
         T epsilon = T(1e-3);        ///< central-difference step, world units, > 0: well below the
                                     ///< field's feature size, well above float noise at its scale
         int max_steps = 2;          ///< >= 1. Re-evaluations after each correction: more than one

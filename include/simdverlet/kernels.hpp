@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "constraints.hpp"
 #include "simd.hpp"
@@ -218,6 +219,59 @@ bool integrate_scalar(const StateArrays<T>& s, const IntegrateParams<T>& p, std:
         advance(s.z, s.pz, s.az, p.gz);
     }
     return finite;
+}
+
+// ---------------------------------------------------------------------------------------------
+// grid curvature
+
+/// One particle of the grid curvature pull, in the operation order both twins use.
+template <class T>
+void pull_to_neighbour_mean_one(const StateArrays<T>& s, std::size_t i, std::size_t width, T strength)
+{
+    for (auto [a, x] : {std::pair{s.ax, s.x}, std::pair{s.ay, s.y}, std::pair{s.az, s.z}})
+        a[i] = a[i] + strength * (((x[i - 1] + x[i + 1]) + (x[i - width] + x[i + width])) * T(0.25) - x[i]);
+}
+
+/// For a width x height grid stored row by row from `base`, adds to every interior particle the
+/// force strength * (mean of its four axis neighbours - x). Vector twin: a row's neighbours sit at
+/// -1, +1, -width and +width, so every operand is a contiguous (unaligned) load, no gather. The
+/// columns left over after whole batches run through the scalar twin's arithmetic.
+template <class Arch, class T>
+void pull_to_neighbour_mean_vector(const StateArrays<T>& s, std::size_t base, std::size_t width,
+                                   std::size_t height, T strength)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const B k(strength), quarter(T(0.25));
+    const auto pull = [&](T* a, const T* x, std::size_t i) {
+        const B mean = ((simd::load_unaligned<T, Arch>(x + i - 1) + simd::load_unaligned<T, Arch>(x + i + 1)) +
+                        (simd::load_unaligned<T, Arch>(x + i - width) + simd::load_unaligned<T, Arch>(x + i + width))) *
+                       quarter;
+        (simd::load_unaligned<T, Arch>(a + i) + k * (mean - simd::load_unaligned<T, Arch>(x + i))).store_unaligned(a + i);
+    };
+    for (std::size_t r = 1; r + 1 < height; ++r)
+    {
+        const std::size_t row = base + r * width;
+        std::size_t c = 1;
+        for (; c + L <= width - 1; c += L)
+        {
+            pull(s.ax, s.x, row + c);
+            pull(s.ay, s.y, row + c);
+            pull(s.az, s.z, row + c);
+        }
+        for (; c + 1 < width; ++c)
+            pull_to_neighbour_mean_one(s, row + c, width, strength);
+    }
+}
+
+/// Scalar twin of pull_to_neighbour_mean_vector.
+template <class T>
+void pull_to_neighbour_mean_scalar(const StateArrays<T>& s, std::size_t base, std::size_t width, std::size_t height,
+                                   T strength)
+{
+    for (std::size_t r = 1; r + 1 < height; ++r)
+        for (std::size_t c = 1; c + 1 < width; ++c)
+            pull_to_neighbour_mean_one(s, base + r * width + c, width, strength);
 }
 
 // ---------------------------------------------------------------------------------------------

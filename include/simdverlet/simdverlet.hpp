@@ -2,6 +2,7 @@
 // (parallel/openmp.hpp, parallel/tbb.hpp) are left out on purpose: they pull in their runtimes.
 #pragma once
 
+#include "cloth.hpp"
 #include "colliders.hpp"
 #include "constraints.hpp"
 #include "controllers.hpp"
@@ -10,3 +11,4 @@
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
+#include "strand.hpp"

@@ -1,0 +1,260 @@
+// Cloth: grid wiring, the curvature force, grabbing through a controller, and the handle's
+// grid-coordinate operations, measured on the guide's sheet.
+#include <cstdio>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+namespace
+{
+bool guide_pins(int c, int r)
+{
+    return r == 0 && c % 4 == 0;
+}
+} // namespace
+
+TEST_CASE("a cloth's grid is wired four-ways inside, three on edges, two at corners, all symmetric", "[cloth]")
+{
+    Simulation<float> sim;
+    for (int i = 0; i < 7; ++i)
+        sim.add_particle({0, 0, float(i)}); // a cloth may follow other particles
+    const auto cloth = add_cloth(sim, {.width = 6, .height = 4});
+    REQUIRE(cloth.base() == 7);
+    REQUIRE(cloth.count() == 24);
+    REQUIRE(cloth.end() == sim.size());
+    const auto& k = sim.constraints();
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 6; ++c)
+        {
+            const std::size_t i = cloth.index(c, r);
+            CHECK(i == cloth.base() + std::size_t(r * 6 + c));
+            const int edges = (c == 0 || c == 5) + (r == 0 || r == 3);
+            CHECK(k.live_count(i) == 4 - edges);
+            for (int s = 0; s < 4; ++s)
+            {
+                if (!k.live(i, s))
+                    continue;
+                const auto j = std::size_t(k.neighbour(i, s));
+                const auto back = k.slot_to(j, std::int32_t(i));
+                REQUIRE(back.has_value()); // the twin exists
+                CHECK(k.rest_length(j, *back) == k.rest_length(i, s));
+                CHECK(k.stiffness(j, *back) == k.stiffness(i, s));
+            }
+        }
+    // Slot roles sit at constant offsets: the property the grid fast path relies on.
+    CHECK(k.neighbour(cloth.index(2, 1), kClothDown) == std::int32_t(cloth.index(2, 2)));
+    CHECK(k.neighbour(cloth.index(2, 1), kClothUp) == std::int32_t(cloth.index(2, 0)));
+    CHECK(k.neighbour(cloth.index(2, 1), kClothRight) == std::int32_t(cloth.index(3, 1)));
+    CHECK(k.neighbour(cloth.index(2, 1), kClothLeft) == std::int32_t(cloth.index(1, 1)));
+    CHECK_THROWS_AS(cloth.index(6, 0), std::out_of_range);
+}
+
+TEST_CASE("add_cloth matches the grid built by hand, bit for bit, over 200 frames", "[cloth]")
+{
+    auto by_hand = guide_sheet<float>(60.0f);
+    Simulation<float> sim;
+    add_cloth(sim, {.stiffness = 60, .curvature_strength = 0.0f, .pinned = guide_pins});
+    for (int frame = 0; frame < 200; ++frame)
+    {
+        by_hand.step(guide_step<float>(16));
+        sim.step(guide_step<float>(16));
+    }
+    CHECK(same_positions(by_hand, sim));
+}
+
+TEST_CASE("curvature 0.05 barely moves the sheet; 20 and 100 move it visibly", "[cloth]")
+{
+    const float strengths[] = {0.0f, 0.05f, 20.0f, 100.0f};
+    std::vector<Simulation<float>> sims(4);
+    for (std::size_t n = 0; n < 4; ++n)
+        add_cloth(sims[n], {.stiffness = 60, .curvature_strength = strengths[n], .pinned = guide_pins});
+    for (int frame = 0; frame < 300; ++frame)
+        for (auto& s : sims)
+            s.step(guide_step<float>(16));
+    const double spacing = 0.5;
+    std::vector<double> gap;
+    for (std::size_t n = 0; n < 4; ++n)
+        gap.push_back(furthest_apart(sims[n], sims[0]));
+    std::printf("curvature 0.05 / 20 / 100: furthest particle from the sheet with none %.3g / %.3g / %.3g\n", gap[1],
+                gap[2], gap[3]);
+    CHECK(gap[1] > 0.0);            // it does something
+    CHECK(gap[1] < 0.01 * spacing); // a tiny fraction of a spacing
+    CHECK(gap[2] > 0.5 * spacing);  // visibly
+    CHECK(gap[3] > gap[2]);
+}
+
+TEST_CASE("curvature is live: strength 0 switches it off without unregistering", "[cloth]")
+{
+    Simulation<float> with, without;
+    auto cloth = add_cloth(with, {.pinned = guide_pins});
+    add_cloth(without, {.curvature_strength = 0.0f, .pinned = guide_pins});
+    CHECK(cloth.curvature_strength() == 20.0f); // stiffness 60 / 3
+    cloth.set_curvature_strength(0);
+    CHECK(with.bulk_forces().contains(cloth.name() + ".curvature"));
+    for (int frame = 0; frame < 100; ++frame)
+    {
+        with.step(guide_step<float>(16));
+        without.step(guide_step<float>(16));
+    }
+    CHECK(same_positions(with, without));
+    CHECK_THROWS_AS(cloth.set_curvature_strength(-1), std::invalid_argument);
+    CHECK(cloth.curvature_strength() == 0.0f);
+}
+
+TEST_CASE("the curvature kernel's vector path equals its scalar twin", "[cloth]")
+{
+    REQUIRE(simd::kLanes<float> > 1);
+    Simulation<float> vec, sca;
+    for (auto* s : {&vec, &sca})
+    {
+        s->add_particle({0, 0, 0}); // an odd base, so rows start mid-batch
+        add_cloth(*s, {.width = 23, .height = 7, .curvature_strength = 30.0f, .pinned = guide_pins});
+        jitter(*s, 0.2f);
+    }
+    sca.set_vectorized(false);
+    for (int frame = 0; frame < 50; ++frame)
+    {
+        vec.step(guide_step<float>(8));
+        sca.step(guide_step<float>(8));
+    }
+    CHECK(same_positions(vec, sca));
+}
+
+TEST_CASE("grab_nearest carries a corner with far less strain than teleporting it", "[cloth]")
+{
+    // The guide's experiment: two hanging 20 x 12 sheets; the bottom-centre particle of one is
+    // teleported 4 units right over 30 steps, the other's is carried by grab_nearest.
+    Simulation<float> a, b;
+    auto snapped = add_cloth(a, {.height = 12, .pinned = guide_pins});
+    auto followed = add_cloth(b, {.height = 12, .pinned = guide_pins});
+    for (int frame = 0; frame < 120; ++frame)
+    {
+        a.step(guide_step<float>(16));
+        b.step(guide_step<float>(16));
+    }
+    const Vec3<float> start = followed.position(10, 11);
+    CHECK(followed.grab_nearest(start) == followed.index(10, 11));
+    double teleported = 0, grabbed = 0;
+    for (int k = 1; k <= 30; ++k)
+    {
+        const Vec3<float> hand = start + Vec3<float>(4.0f * float(k) / 30.0f, 0, 0);
+        snapped.teleport(10, 11, hand);
+        followed.move_grabbed(hand);
+        a.step(guide_step<float>(16));
+        b.step(guide_step<float>(16));
+        teleported = std::max(teleported, peak_strain(a));
+        grabbed = std::max(grabbed, peak_strain(b));
+    }
+    const Vec3<float> hand = start + Vec3<float>(4, 0, 0);
+    const float travelled = (followed.position(10, 11) - start).norm();
+    for (int frame = 0; frame < 120; ++frame)
+        b.step(guide_step<float>(16));
+    const float lag = (followed.position(10, 11) - hand).norm();
+    std::printf("carry 4 units over 30 steps: peak strain teleported %.3f, grabbed %.3f (ratio %.2f); grabbed "
+                "particle travelled %.2f, %.2f from the hand 2 s later\n",
+                teleported, grabbed, grabbed / teleported, travelled, lag);
+    CHECK(grabbed < 0.7 * teleported);
+    CHECK(travelled > 1.5f); // it does follow the hand
+    CHECK(lag < 0.6f);       // and closes on it
+    CHECK(followed.release());
+    CHECK_FALSE(followed.release());
+    CHECK(b.force_generator_count() == 0);
+    CHECK_THROWS_AS(followed.move_grabbed(hand), std::logic_error);
+}
+
+TEST_CASE("teleport arrives at rest or keeps its velocity; pin and release", "[cloth]")
+{
+    Simulation<double> sim;
+    auto cloth = add_cloth(sim, {.width = 4, .height = 4, .mass = 2.0, .curvature_strength = 0.0});
+    cloth.teleport(3, 3, {0.0, 0.0, 0.0});
+    sim.state().set_velocity(cloth.index(1, 1), {0.1, 0, 0});
+    cloth.teleport(1, 1, {5, 5, 5}, true);
+    CHECK((sim.state().velocity(cloth.index(1, 1)) - Vec3<double>(0.1, 0, 0)).norm() < 1e-12);
+    CHECK(cloth.position(1, 1) == Vec3<double>(5, 5, 5));
+    cloth.teleport(1, 1, {6, 6, 6});
+    CHECK(sim.state().velocity(cloth.index(1, 1)) == Vec3<double>::Zero());
+
+    cloth.pin(0, 0);
+    CHECK(cloth.is_pinned(0, 0));
+    const Vec3<double> held = cloth.position(0, 0);
+    for (int frame = 0; frame < 60; ++frame)
+        sim.step({.gravity = {0, 2, 0}});
+    CHECK(cloth.position(0, 0) == held);
+    cloth.pin(0, 0, false);
+    CHECK(sim.state().inverse_mass(cloth.index(0, 0)) == 0.5); // back to 1 / mass
+    sim.step({.gravity = {0, 2, 0}});
+    CHECK(cloth.position(0, 0) != held);
+}
+
+TEST_CASE("lines() draws rows and columns from the indices", "[cloth]")
+{
+    Simulation<float> sim;
+    auto cloth = add_cloth(sim, {.width = 5, .height = 3});
+    const auto lines = cloth.lines();
+    REQUIRE(lines.size() == 3 + 5);
+    CHECK(lines[0].size() == 5);
+    CHECK(lines[3].size() == 3);
+    CHECK(lines[1][2] == cloth.position(2, 1));
+    CHECK(lines[3 + 4][2] == cloth.position(4, 2));
+}
+
+TEST_CASE("removing a cloth clears its slots and stages and keeps its particles", "[cloth]")
+{
+    Simulation<float> sim;
+    auto cloth = add_cloth(sim, {.width = 4, .height = 3, .pinned = guide_pins});
+    cloth.grab_nearest({0, 0, 0});
+    CHECK_THROWS_AS(sim.queue_remove(3), std::logic_error); // inside: refused
+    cloth.remove();
+    CHECK(sim.size() == 12);
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        CHECK(sim.constraints().live_count(i) == 0);
+    CHECK_FALSE(sim.bulk_forces().contains(cloth.name() + ".curvature"));
+    CHECK(sim.force_generator_count() == 0);
+    sim.queue_remove(3); // no longer protected
+    sim.step({});
+    CHECK(sim.size() == 11);
+}
+
+TEST_CASE("two cloths and a rope share one constraint set and one step", "[cloth]")
+{
+    Simulation<float> sim;
+    auto first = add_cloth(sim, {.width = 5, .height = 5, .name = "first"});
+    auto second = add_cloth(sim, {.width = 3, .height = 4, .position = [](int c, int r) {
+                                      return Vec3<float>(10.0f + 0.5f * float(c), 0.5f * float(r), 0);
+                                  }});
+    auto rope = add_strand(sim, {.count = 6});
+    CHECK(second.base() == first.end());
+    CHECK(rope.base() == second.end());
+    CHECK(sim.constraints().size() == sim.size());
+    CHECK(sim.bulk_forces().names() == std::vector<std::string>{"first.curvature", "cloth@25.curvature"});
+    for (int frame = 0; frame < 30; ++frame)
+        first.step({.gravity = {0, 2, 0}});
+    CHECK(sim.step_count() == 30);
+    CHECK(second.position(0, 3).y() > 1.5f); // everything fell together
+    CHECK(rope.position(5).y() > 0.1f);
+}
+
+TEST_CASE("bad cloth input throws, names the value and appends nothing", "[cloth][errors]")
+{
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0});
+    const auto size = sim.size();
+    CHECK_THROWS_WITH(add_cloth(sim, {.width = 1}), Catch::Matchers::ContainsSubstring("1 x 10"));
+    CHECK_THROWS_WITH(add_cloth(sim, {.spacing = -0.5f}), Catch::Matchers::ContainsSubstring("-0.5"));
+    CHECK_THROWS_WITH(add_cloth(sim, {.mass = 0.0f}), Catch::Matchers::ContainsSubstring("mass"));
+    CHECK_THROWS_WITH(add_cloth(sim, {.curvature_strength = -2.0f}), Catch::Matchers::ContainsSubstring("-2"));
+    CHECK_THROWS_WITH(add_cloth(sim, {.position = [](int c, int r) {
+                                          return Vec3<float>(c == 3 && r == 2 ? NAN : 0.0f, 0, 0);
+                                      }}),
+                      Catch::Matchers::ContainsSubstring("(3, 2)"));
+    Simulation<float> unit(Masses::unit);
+    CHECK_THROWS_AS(add_cloth(unit, {.pinned = guide_pins}), std::logic_error);
+    CHECK(unit.size() == 0);
+    sim.queue_remove(0);
+    CHECK_THROWS_AS(add_cloth(sim, {}), std::logic_error);
+    CHECK(sim.size() == size);
+    CHECK(sim.bulk_forces().empty());
+}
