@@ -42,7 +42,24 @@ void BM_ropes_1000x64_bending(benchmark::State& bench)
     bench.counters["particle-steps/s"] = C(double(sim.size()), C::kIsIterationInvariantRate);
     bench.SetLabel(simd::arch_name());
 }
+void BM_cloth_256_tearing_wind(benchmark::State& bench)
+{
+    Simulation<float> sim;
+    auto cloth = add_cloth(sim, {.width = 256, .height = 256, .pinned = [](int c, int r) { return r == 0 && c % 8 == 0; }});
+    auto tearing = add_tearing(sim, {.max_strain = 0.8f});
+    add_wind(sim, {.velocity = {1, 0, 3}, .cloths = {cloth}});
+    const StepParams<float> params{.gravity = {0, 2, 0}, .iterations = 16};
+    for (auto _ : bench)
+        sim.step(params);
+    if (sim.diverged())
+        bench.SkipWithError("diverged");
+    using C = benchmark::Counter;
+    bench.counters["particle-steps/s"] = C(double(sim.size()), C::kIsIterationInvariantRate);
+    bench.counters["torn"] = double(tearing.torn());
+    bench.SetLabel(simd::arch_name());
+}
 } // namespace
 
+BENCHMARK(BM_cloth_256_tearing_wind)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_cloth_256_curvature)->Arg(1)->Arg(0)->ArgName("vectorized")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ropes_1000x64_bending)->Unit(benchmark::kMicrosecond);

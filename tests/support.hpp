@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <random>
+#include <vector>
 
 #include <simdverlet/simdverlet.hpp>
 
@@ -139,6 +140,66 @@ bool same_positions(const Simulation<T>& a, const Simulation<T>& b)
     const auto& t = b.state();
     return eq(s.x(), t.x()) && eq(s.y(), t.y()) && eq(s.z(), t.z()) && eq(s.px(), t.px()) && eq(s.py(), t.py()) &&
            eq(s.pz(), t.pz());
+}
+
+/// Springs the constraint set holds, counted as the debug view draws them: a symmetric pair once,
+/// a one-way slot by its owner.
+template <class T>
+std::size_t count_segments(const Simulation<T>& sim)
+{
+    const auto& k = sim.constraints();
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        for (int s = 0; s < 4; ++s)
+        {
+            if (!k.live(i, s))
+                continue;
+            const auto j = std::size_t(k.neighbour(i, s));
+            const auto back = k.slot_to(j, std::int32_t(i));
+            const bool paired = back && k.live(j, *back);
+            n += (!paired || i < j) ? 1 : 0;
+        }
+    return n;
+}
+
+/// True when every live slot's neighbour has a live slot pointing back: no half-torn pairs.
+template <class T>
+bool all_pairs_whole(const Simulation<T>& sim)
+{
+    const auto& k = sim.constraints();
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        for (int s = 0; s < 4; ++s)
+            if (k.live(i, s))
+            {
+                const auto j = std::size_t(k.neighbour(i, s));
+                const auto back = k.slot_to(j, std::int32_t(i));
+                if (!back || !k.live(j, *back))
+                    return false;
+            }
+    return true;
+}
+
+/// Connected components of the particle graph the live slots form (union-find).
+template <class T>
+std::size_t connected_components(const Simulation<T>& sim, std::size_t begin = 0, std::size_t end = std::size_t(-1))
+{
+    end = std::min(end, sim.size());
+    std::vector<std::size_t> parent(sim.size());
+    for (std::size_t i = 0; i < parent.size(); ++i)
+        parent[i] = i;
+    const auto root = [&](std::size_t x) {
+        while (parent[x] != x)
+            x = parent[x] = parent[parent[x]];
+        return x;
+    };
+    for (std::size_t i = begin; i < end; ++i)
+        for (int s = 0; s < 4; ++s)
+            if (sim.constraints().live(i, s))
+                parent[root(i)] = root(std::size_t(sim.constraints().neighbour(i, s)));
+    std::size_t n = 0;
+    for (std::size_t i = begin; i < end; ++i)
+        n += root(i) == i ? 1 : 0;
+    return n;
 }
 
 /// Shakes every free particle by up to `amount` in each axis, deterministically.

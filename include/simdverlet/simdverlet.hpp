@@ -12,3 +12,5 @@
 #include "simulation.hpp"
 #include "state.hpp"
 #include "strand.hpp"
+#include "tearing.hpp"
+#include "wind.hpp"

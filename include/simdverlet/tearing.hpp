@@ -1,0 +1,238 @@
+// Tearing and cutting: constraint edits. Tearing clears every spring strained past a limit after
+// each step; cut clears every spring crossed by a knife stroke drawn in a view plane. Both clear
+// the two halves of a symmetric pair together, so a tear never leaves a one-way spring behind.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "constraints.hpp"
+#include "simulation.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// Called once per tear: the owner particle, its slot, and the neighbour it pointed at.
+using TearCallback = std::function<void(std::size_t particle, int slot, std::size_t neighbour)>;
+
+/// What add_tearing registers.
+template <class T>
+struct TearingOptions
+{
+    T max_strain = T(1); ///< > 0: a spring tears when |length - rest| / rest exceeds it. 1 (twice its
+                         ///< rest length) is where the guide's strain traces show a sheet past saving
+    ParticleRange range = {}; ///< owners whose slots may tear; default every particle, re-read each frame
+    std::size_t max_tears_per_frame = std::numeric_limits<std::size_t>::max(); ///< the most strained tear
+                         ///< first; a small number makes a rip run across a sheet over frames
+    TearCallback on_tear = {}; ///< optional, called for each tear in the order they happen
+    std::string name = "tearing"; ///< key in the constraint-edit registry
+};
+
+namespace detail
+{
+template <class T>
+struct TearingData
+{
+    T max_strain;
+    ParticleRange range;
+    std::size_t max_per_frame;
+    TearCallback on_tear;
+    std::string name;
+    Simulation<T>* sim;
+    std::uint64_t total = 0;
+    std::size_t last_frame = 0;
+};
+
+template <class T>
+void check_max_strain(T max_strain)
+{
+    if (!std::isfinite(max_strain) || !(max_strain > T(0)))
+        throw std::invalid_argument("simdverlet: max_strain must be finite and > 0, got " + number(max_strain));
+}
+
+/// Clears slot s of i and, when j has a slot pointing back at i, that twin too.
+template <class T>
+void clear_pair(DirectedConstraints4<T>& k, std::size_t i, int s)
+{
+    const auto j = std::size_t(k.neighbour(i, s));
+    k.clear_slot(i, s);
+    if (const auto back = k.slot_to(j, std::int32_t(i)))
+        k.clear_slot(j, *back);
+}
+
+template <class T>
+void tear(TearingData<T>& t, const State3<T>& state, DirectedConstraints4<T>& k)
+{
+    struct Candidate
+    {
+        T strain;
+        std::size_t i;
+        int s;
+    };
+    std::vector<Candidate> over;
+    const auto [begin, end] = t.range.resolve(state.size());
+    for (std::size_t i = begin; i < end; ++i)
+        for (int s = 0; s < 4; ++s)
+        {
+            if (!k.live(i, s) || !(k.rest_length(i, s) > T(0)))
+                continue;
+            const auto j = std::size_t(k.neighbour(i, s));
+            const T rest = k.rest_length(i, s);
+            const T strain = std::abs((state.position(j) - state.position(i)).norm() - rest) / rest;
+            // A NaN strain (a diverged sheet) tears too: there is nothing left to hold.
+            if (strain > t.max_strain || std::isnan(strain))
+                over.push_back({strain, i, s});
+        }
+    // Most strained first, ties in index order: deterministic, and with a per-frame cap the rip
+    // grows from where the sheet is pulled hardest.
+    std::stable_sort(over.begin(), over.end(), [](const Candidate& a, const Candidate& b) {
+        return std::isnan(a.strain) ? !std::isnan(b.strain) : a.strain > b.strain;
+    });
+    t.last_frame = 0;
+    for (const Candidate& c : over)
+    {
+        if (t.last_frame >= t.max_per_frame)
+            break;
+        if (!k.live(c.i, c.s)) // its twin tore earlier in this edit
+            continue;
+        const auto j = std::size_t(k.neighbour(c.i, c.s));
+        clear_pair(k, c.i, c.s);
+        ++t.last_frame;
+        if (t.on_tear)
+            t.on_tear(c.i, c.s, j);
+    }
+    t.total += t.last_frame;
+}
+} // namespace detail
+
+/// Live handle of a registered tearing edit.
+template <class T>
+class Tearing
+{
+  public:
+    /// Tears since registration, and in the last frame. A symmetric pair counts once.
+    std::uint64_t torn() const noexcept { return m_data->total; }
+    std::size_t torn_last_frame() const noexcept { return m_data->last_frame; }
+
+    T max_strain() const noexcept { return m_data->max_strain; }
+    void set_max_strain(T max_strain)
+    {
+        detail::check_max_strain(max_strain);
+        m_data->max_strain = max_strain;
+    }
+    void set_max_tears_per_frame(std::size_t n) noexcept { m_data->max_per_frame = n; }
+
+    /// Unregisters the edit; returns whether it was registered.
+    bool remove() { return m_data->sim->remove_constraint_edit(m_data->name); }
+
+  private:
+    template <class U>
+    friend Tearing<U> add_tearing(Simulation<U>& sim, TearingOptions<U> options);
+    explicit Tearing(std::shared_ptr<detail::TearingData<T>> data) : m_data(std::move(data)) {}
+    std::shared_ptr<detail::TearingData<T>> m_data;
+};
+
+/// Registers tearing as a constraint edit (it runs after integration and projections, on the
+/// positions the frame ends with) and returns its handle.
+template <class T>
+Tearing<T> add_tearing(Simulation<T>& sim, TearingOptions<T> options)
+{
+    detail::check_max_strain(options.max_strain);
+    options.range.check();
+    auto data = std::make_shared<detail::TearingData<T>>(detail::TearingData<T>{
+        options.max_strain, options.range, options.max_tears_per_frame, std::move(options.on_tear), options.name, &sim});
+    sim.add_constraint_edit(options.name, [data](State3<T>& state, DirectedConstraints4<T>& k, T) {
+        detail::tear(*data, state, k);
+    });
+    return Tearing<T>(std::move(data));
+}
+
+/// The plane a cut is drawn in: the two world axes of the view the user drew the stroke on.
+enum class ViewPlane
+{
+    xy, ///< x right, y down: the plane the debug pictures draw
+    xz,
+    yz,
+};
+
+namespace detail
+{
+template <class T>
+struct Point2
+{
+    T u, v;
+};
+
+template <class T>
+Point2<T> in_view(const Vec3<T>& p, ViewPlane view)
+{
+    switch (view)
+    {
+    case ViewPlane::xy:
+        return {p.x(), p.y()};
+    case ViewPlane::xz:
+        return {p.x(), p.z()};
+    case ViewPlane::yz:
+        return {p.y(), p.z()};
+    }
+    return {p.x(), p.y()};
+}
+
+/// Signed area of (a, b, c), in double so nearly parallel strokes are decided consistently.
+template <class T>
+double orient(const Point2<T>& a, const Point2<T>& b, const Point2<T>& c)
+{
+    return (double(b.u) - double(a.u)) * (double(c.v) - double(a.v)) -
+           (double(b.v) - double(a.v)) * (double(c.u) - double(a.u));
+}
+
+/// Proper crossing of segments p-q and a-b: each pair of ends strictly on opposite sides. A
+/// spring that only touches the stroke at an end is not cut.
+template <class T>
+bool crosses(const Point2<T>& p, const Point2<T>& q, const Point2<T>& a, const Point2<T>& b)
+{
+    const double d1 = orient(a, b, p), d2 = orient(a, b, q), d3 = orient(p, q, a), d4 = orient(p, q, b);
+    return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+}
+} // namespace detail
+
+/// Clears every live spring whose segment, seen in `view`, crosses the stroke a-b; both halves of
+/// a symmetric pair go together. Returns the number of springs cut (a pair counts once). Throws
+/// std::invalid_argument, changing nothing, for a stroke of zero length in that view.
+template <class T>
+std::size_t cut(Simulation<T>& sim, const Vec3<T>& a, const Vec3<T>& b, ViewPlane view = ViewPlane::xy)
+{
+    if (!a.allFinite() || !b.allFinite())
+        throw std::invalid_argument("simdverlet: cut stroke end is not finite");
+    const auto pa = detail::in_view(a, view);
+    const auto pb = detail::in_view(b, view);
+    if (pa.u == pb.u && pa.v == pb.v)
+        throw std::invalid_argument("simdverlet: cut stroke from (" + detail::number(pa.u) + ", " +
+                                    detail::number(pa.v) + ") has zero length in its view plane");
+    auto& k = sim.constraints();
+    const auto& s = sim.state();
+    std::size_t cuts = 0;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        for (int slot = 0; slot < 4; ++slot)
+        {
+            if (!k.live(i, slot))
+                continue;
+            const auto j = std::size_t(k.neighbour(i, slot));
+            if (!detail::crosses(detail::in_view(s.position(i), view), detail::in_view(s.position(j), view), pa, pb))
+                continue;
+            detail::clear_pair(k, i, slot);
+            ++cuts;
+        }
+    return cuts;
+}
+
+} // namespace simdverlet

@@ -1,0 +1,173 @@
+// Wind: a bulk force. Particles in a range feel linear drag toward the wind velocity; cloths feel
+// an aerodynamic force per grid triangle from the air's velocity relative to the triangle, its
+// normal and its area. The pressure force acts along the triangle's normal with magnitude
+// ~ (u . n) |u|, so on an inclined triangle it has a component along the flow (drag) and one
+// across it (lift): that is what makes a sheet held by its top edge sail and a flag flutter, and
+// why a sheet edge-on to the wind feels (almost) nothing.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Eigen/Geometry>
+
+#include "cloth.hpp"
+#include "simulation.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// What add_wind registers.
+template <class T>
+struct WindOptions
+{
+    Vec3<T> velocity = Vec3<T>::Zero(); ///< steady wind, world units per second
+    std::function<Vec3<T>(const Vec3<T>& position, T time)> gust = {}; ///< when set, the wind at a point and a
+                                        ///< time (seconds since add_wind), replacing `velocity`: gusts, shear
+    T drag = T(0.5); ///< >= 0, linear drag of the particles in `particles`: force = drag x (wind - velocity),
+                     ///< velocity in world units per second. 0.5 brings a unit mass to the wind's speed
+                     ///< in a few seconds
+    ParticleRange particles = {0, 0}; ///< particles that feel linear drag; none by default, so a cloth's
+                                      ///< particles are not dragged twice
+    std::vector<Cloth<T>> cloths = {}; ///< cloths that feel the per-triangle aerodynamic force
+    T pressure = T(1); ///< >= 0, coefficient of the normal pressure force per unit area
+    T skin_friction = T(0.02); ///< >= 0, coefficient of the tangential force per unit area; small, so a
+                               ///< sheet edge-on to the wind feels ~1/50 of what it feels face-on
+    std::string name = "wind"; ///< key in the bulk-force registry
+};
+
+namespace detail
+{
+template <class T>
+struct WindData
+{
+    WindOptions<T> options;
+    T time = T(0);
+};
+
+template <class T>
+void check_wind(const WindOptions<T>& o)
+{
+    if (!o.velocity.allFinite())
+        throw std::invalid_argument("simdverlet: wind velocity (" + number(o.velocity.x()) + ", " +
+                                    number(o.velocity.y()) + ", " + number(o.velocity.z()) + ") is not finite");
+    for (auto [what, v] : {std::pair{"drag", o.drag}, std::pair{"pressure", o.pressure},
+                           std::pair{"skin_friction", o.skin_friction}})
+        if (!std::isfinite(v) || v < T(0))
+            throw std::invalid_argument(std::string("simdverlet: wind ") + what + " must be finite and >= 0, got " +
+                                        number(v));
+    o.particles.check();
+}
+
+template <class T>
+Vec3<T> wind_at(const WindData<T>& w, const Vec3<T>& p)
+{
+    return w.options.gust ? w.options.gust(p, w.time) : w.options.velocity;
+}
+
+/// Adds f to particle i's accumulator.
+template <class T>
+void push(State3<T>& s, std::size_t i, const Vec3<T>& f)
+{
+    s.ax()[i] += f.x();
+    s.ay()[i] += f.y();
+    s.az()[i] += f.z();
+}
+
+/// The aerodynamic force on triangle (a, b, c), shared equally by its corners.
+template <class T>
+void blow_on_triangle(const WindData<T>& w, State3<T>& s, std::size_t a, std::size_t b, std::size_t c, T dt)
+{
+    const Vec3<T> xa = s.position(a), xb = s.position(b), xc = s.position(c);
+    const Vec3<T> cross = (xb - xa).cross(xc - xa);
+    const T twice_area = cross.norm();
+    if (!(twice_area > T(0)))
+        return; // a collapsed triangle has no normal and no area
+    const Vec3<T> n = cross / twice_area;
+    const Vec3<T> centre = (xa + xb + xc) / T(3);
+    const Vec3<T> moving = (s.velocity(a) + s.velocity(b) + s.velocity(c)) / (T(3) * dt);
+    const Vec3<T> u = wind_at(w, centre) - moving; // the air as the triangle feels it
+    const T speed = u.norm();
+    const T un = u.dot(n);
+    const T area = T(0.5) * twice_area;
+    const Vec3<T> f = area * speed * (w.options.pressure * un * n + w.options.skin_friction * (u - un * n));
+    const Vec3<T> share = f / T(3);
+    push(s, a, share);
+    push(s, b, share);
+    push(s, c, share);
+}
+
+template <class T>
+void blow(WindData<T>& w, State3<T>& s, T dt)
+{
+    const auto [begin, end] = w.options.particles.resolve(s.size());
+    for (std::size_t i = begin; i < end; ++i)
+        push(s, i, Vec3<T>(w.options.drag * (wind_at(w, s.position(i)) - s.velocity(i) / dt)));
+    for (const auto& cloth : w.options.cloths)
+    {
+        if (cloth.removed())
+            continue;
+        for (int r = 0; r + 1 < cloth.height(); ++r)
+            for (int c = 0; c + 1 < cloth.width(); ++c)
+            {
+                // Each cell as two triangles, split along the same diagonal everywhere.
+                const std::size_t p00 = cloth.index(c, r), p10 = cloth.index(c + 1, r);
+                const std::size_t p01 = cloth.index(c, r + 1), p11 = cloth.index(c + 1, r + 1);
+                blow_on_triangle(w, s, p00, p10, p11, dt);
+                blow_on_triangle(w, s, p00, p11, p01, dt);
+            }
+    }
+    w.time += dt;
+}
+} // namespace detail
+
+/// Live handle of a registered wind.
+template <class T>
+class Wind
+{
+  public:
+    /// Seconds of simulated time the wind has blown, the clock `gust` is called with.
+    T time() const noexcept { return m_data->time; }
+    const WindOptions<T>& options() const noexcept { return m_data->options; }
+
+    void set_velocity(const Vec3<T>& v)
+    {
+        WindOptions<T> o = m_data->options;
+        o.velocity = v;
+        detail::check_wind(o);
+        m_data->options.velocity = v;
+    }
+
+    /// Unregisters the wind; returns whether it was registered.
+    bool remove() { return m_sim->remove_bulk_force(m_data->options.name); }
+
+  private:
+    template <class U>
+    friend Wind<U> add_wind(Simulation<U>& sim, WindOptions<U> options);
+    Wind(Simulation<T>* sim, std::shared_ptr<detail::WindData<T>> data) : m_sim(sim), m_data(std::move(data)) {}
+    Simulation<T>* m_sim;
+    std::shared_ptr<detail::WindData<T>> m_data;
+};
+
+/// Registers wind as a bulk force (it runs before the constraint solve, adding into the same
+/// accumulators as the springs) and returns its handle.
+template <class T>
+Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
+{
+    detail::check_wind(options);
+    for (const auto& cloth : options.cloths)
+        if (&cloth.simulation() != &sim)
+            throw std::invalid_argument("simdverlet: wind was given cloth '" + cloth.name() +
+                                        "' of another simulation");
+    auto data = std::make_shared<detail::WindData<T>>(detail::WindData<T>{std::move(options)});
+    sim.add_bulk_force(data->options.name, [data](State3<T>& s, T dt) { detail::blow(*data, s, dt); });
+    return Wind<T>(&sim, std::move(data));
+}
+
+} // namespace simdverlet
