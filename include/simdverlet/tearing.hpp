@@ -80,22 +80,30 @@ void tear(TearingData<T>& t, const State3<T>& state, DirectedConstraints4<T>& k)
     };
     std::vector<Candidate> over;
     const auto [begin, end] = t.range.resolve(state.size());
-    for (std::size_t i = begin; i < end; ++i)
-        for (int s = 0; s < 4; ++s)
+    const auto a = const_cast<State3<T>&>(state).arrays_view();
+    const auto c = k.arrays_view();
+    for (int s = 0; s < 4; ++s)
+        for (std::size_t i = begin; i < end; ++i)
         {
-            if (!k.live(i, s) || !(k.rest_length(i, s) > T(0)))
+            // Live <=> stiffness > 0 (the DirectedConstraints4 invariant); rest 0 has no strain.
+            const T rest = c.rest[s][i];
+            if (!(c.stiffness[s][i] > T(0)) || !(rest > T(0)))
                 continue;
-            const auto j = std::size_t(k.neighbour(i, s));
-            const T rest = k.rest_length(i, s);
-            const T strain = std::abs((state.position(j) - state.position(i)).norm() - rest) / rest;
+            const auto j = std::size_t(c.neighbour[s][i]);
+            const T dx = a.x[j] - a.x[i], dy = a.y[j] - a.y[i], dz = a.z[j] - a.z[i];
+            const T strain = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - rest) / rest;
             // A NaN strain (a diverged sheet) tears too: there is nothing left to hold.
             if (strain > t.max_strain || std::isnan(strain))
                 over.push_back({strain, i, s});
         }
     // Most strained first, ties in index order: deterministic, and with a per-frame cap the rip
     // grows from where the sheet is pulled hardest.
-    std::stable_sort(over.begin(), over.end(), [](const Candidate& a, const Candidate& b) {
-        return std::isnan(a.strain) ? !std::isnan(b.strain) : a.strain > b.strain;
+    std::stable_sort(over.begin(), over.end(), [](const Candidate& p, const Candidate& q) {
+        if (std::isnan(p.strain) || std::isnan(q.strain))
+            return std::isnan(p.strain) && !std::isnan(q.strain);
+        if (p.strain != q.strain)
+            return p.strain > q.strain;
+        return p.i != q.i ? p.i < q.i : p.s < q.s;
     });
     t.last_frame = 0;
     for (const Candidate& c : over)

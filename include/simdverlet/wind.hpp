@@ -71,56 +71,61 @@ Vec3<T> wind_at(const WindData<T>& w, const Vec3<T>& p)
     return w.options.gust ? w.options.gust(p, w.time) : w.options.velocity;
 }
 
-/// Adds f to particle i's accumulator.
+/// The aerodynamic force on triangle (a, b, c), shared equally by its corners. Reads the raw
+/// arrays: this runs twice per grid cell per step.
 template <class T>
-void push(State3<T>& s, std::size_t i, const Vec3<T>& f)
+void blow_on_triangle(const WindData<T>& w, const StateArrays<T>& s, std::size_t a, std::size_t b, std::size_t c,
+                      T inv_dt)
 {
-    s.ax()[i] += f.x();
-    s.ay()[i] += f.y();
-    s.az()[i] += f.z();
-}
-
-/// The aerodynamic force on triangle (a, b, c), shared equally by its corners.
-template <class T>
-void blow_on_triangle(const WindData<T>& w, State3<T>& s, std::size_t a, std::size_t b, std::size_t c, T dt)
-{
-    const Vec3<T> xa = s.position(a), xb = s.position(b), xc = s.position(c);
+    const auto at = [&](std::size_t i) { return Vec3<T>(s.x[i], s.y[i], s.z[i]); };
+    const auto moved = [&](std::size_t i) { return Vec3<T>(s.x[i] - s.px[i], s.y[i] - s.py[i], s.z[i] - s.pz[i]); };
+    const Vec3<T> xa = at(a), xb = at(b), xc = at(c);
     const Vec3<T> cross = (xb - xa).cross(xc - xa);
     const T twice_area = cross.norm();
     if (!(twice_area > T(0)))
         return; // a collapsed triangle has no normal and no area
     const Vec3<T> n = cross / twice_area;
-    const Vec3<T> centre = (xa + xb + xc) / T(3);
-    const Vec3<T> moving = (s.velocity(a) + s.velocity(b) + s.velocity(c)) / (T(3) * dt);
-    const Vec3<T> u = wind_at(w, centre) - moving; // the air as the triangle feels it
+    const Vec3<T> moving = (moved(a) + moved(b) + moved(c)) * (inv_dt / T(3));
+    const Vec3<T> u = wind_at(w, Vec3<T>((xa + xb + xc) / T(3))) - moving; // the air as the triangle feels it
     const T speed = u.norm();
     const T un = u.dot(n);
-    const T area = T(0.5) * twice_area;
-    const Vec3<T> f = area * speed * (w.options.pressure * un * n + w.options.skin_friction * (u - un * n));
-    const Vec3<T> share = f / T(3);
-    push(s, a, share);
-    push(s, b, share);
-    push(s, c, share);
+    const Vec3<T> share = (T(0.5) * twice_area * speed / T(3)) *
+                          (w.options.pressure * un * n + w.options.skin_friction * (u - un * n));
+    for (std::size_t i : {a, b, c})
+    {
+        s.ax[i] += share.x();
+        s.ay[i] += share.y();
+        s.az[i] += share.z();
+    }
 }
 
 template <class T>
-void blow(WindData<T>& w, State3<T>& s, T dt)
+void blow(WindData<T>& w, State3<T>& state, T dt)
 {
-    const auto [begin, end] = w.options.particles.resolve(s.size());
+    const auto s = state.arrays_view();
+    const T inv_dt = T(1) / dt;
+    const auto [begin, end] = w.options.particles.resolve(state.size());
     for (std::size_t i = begin; i < end; ++i)
-        push(s, i, Vec3<T>(w.options.drag * (wind_at(w, s.position(i)) - s.velocity(i) / dt)));
+    {
+        const Vec3<T> v((s.x[i] - s.px[i]) * inv_dt, (s.y[i] - s.py[i]) * inv_dt, (s.z[i] - s.pz[i]) * inv_dt);
+        const Vec3<T> f = w.options.drag * (wind_at(w, Vec3<T>(s.x[i], s.y[i], s.z[i])) - v);
+        s.ax[i] += f.x();
+        s.ay[i] += f.y();
+        s.az[i] += f.z();
+    }
     for (const auto& cloth : w.options.cloths)
     {
         if (cloth.removed())
             continue;
-        for (int r = 0; r + 1 < cloth.height(); ++r)
-            for (int c = 0; c + 1 < cloth.width(); ++c)
+        const std::size_t width = std::size_t(cloth.width());
+        for (std::size_t r = 0; r + 1 < std::size_t(cloth.height()); ++r)
+            for (std::size_t c = 0; c + 1 < width; ++c)
             {
                 // Each cell as two triangles, split along the same diagonal everywhere.
-                const std::size_t p00 = cloth.index(c, r), p10 = cloth.index(c + 1, r);
-                const std::size_t p01 = cloth.index(c, r + 1), p11 = cloth.index(c + 1, r + 1);
-                blow_on_triangle(w, s, p00, p10, p11, dt);
-                blow_on_triangle(w, s, p00, p11, p01, dt);
+                const std::size_t p00 = cloth.base() + r * width + c, p10 = p00 + 1;
+                const std::size_t p01 = p00 + width, p11 = p01 + 1;
+                blow_on_triangle(w, s, p00, p10, p11, inv_dt);
+                blow_on_triangle(w, s, p00, p11, p01, inv_dt);
             }
     }
     w.time += dt;
