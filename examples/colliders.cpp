@@ -1,17 +1,20 @@
 // colliders: every collider shape in one scene. A sheet falls inside a room (a box kept from the
 // inside) onto a ball, a rail (capsule), a crate (a box kept from the outside) and a torus given as
 // a signed distance field, all above a floor. Prints each collider's contacts as the sheet settles.
-// The +y axis points down, as in the pictures this library draws.
+// Writes colliders.svg: the scene seen from the front (x right, y down) at the end. The +y axis
+// points down, as in the pictures this library draws.
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include <simdverlet/simdverlet.hpp>
 
 namespace sv = simdverlet;
 using Vec3 = sv::Vec3<float>;
 
-int main()
+int main(int argc, char** argv)
 {
+    const std::string out = argc > 1 ? argv[1] : ".";
     sv::Simulation<float> sim;
     // A 30 x 30 sheet, flat at height y = 0, spacing 0.25: 7.25 units on a side, a little wider than
     // the room, whose walls fold its edges in on the first frame.
@@ -59,6 +62,12 @@ int main()
         std::printf("%5d  %5d  %4d  %4d  %4d  %5d  %5d   %.3f\n", frame, floor.contacts(), room.contacts(),
                     ball.contacts(), rail.contacts(), crate.contacts(), torus.contacts(), lowest);
     }
+    sv::svg::Figure figure({.columns = 1, .cell_width = 520});
+    figure.add_panel("every collider at once, after 8 s: floor, room, ball, rail, crate\n(the torus is an SDF: it has no outline)")
+        .add(sv::debug_lines(sim))
+        .add(sv::outline(*world));
+    figure.set_window({-4.5, -2.5, 9, 7});
+    figure.save(out + "/colliders.svg");
     std::printf("diverged: %s\n", sim.diverged() ? "yes" : "no");
     return sim.diverged() ? 1 : 0;
 }

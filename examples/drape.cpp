@@ -1,16 +1,19 @@
 // drape: a cloth hung by two corners settles over a sphere, and a rope tied to one of its free
 // corners pulls that corner down past the ball. Prints, every 60 frames, how many particles touch
 // the sphere, where the tied corner is and how far the rope's tie is stretched.
-// The +y axis points down, as in the pictures this library draws.
+// Writes drape.svg, the scene from the front at the end. The +y axis points down, as in the
+// pictures this library draws.
 #include <cstdio>
+#include <string>
 
 #include <simdverlet/simdverlet.hpp>
 
 namespace sv = simdverlet;
 using Vec3 = sv::Vec3<float>;
 
-int main()
+int main(int argc, char** argv)
 {
+    const std::string out = argc > 1 ? argv[1] : ".";
     sv::Simulation<float> sim;
     // 24 x 16 cloth lying flat at y = 0, hung by the two corners of its first row.
     auto cloth = sv::add_cloth(sim, {.width = 24,
@@ -43,6 +46,12 @@ int main()
         std::printf("%5d  %9d  (%6.3f, %6.3f, %6.3f)   %6.2f %%\n", frame, world->contacts(), c.x(), c.y(), c.z(),
                     100.0f * (tie - rest) / rest);
     }
+    char caption[128];
+    std::snprintf(caption, sizeof caption, "hung by two corners, draped on a ball, a weighted rope tied to a corner\n%d particles on the ball after 8 s",
+                  world->contacts());
+    sv::svg::Figure figure({.columns = 1, .cell_width = 480});
+    figure.add_panel(caption).add(sv::debug_lines(sim)).add(sv::outline(*world));
+    figure.save(out + "/drape.svg");
     std::printf("rope mean kink %.1f degrees; diverged: %s\n", rope.mean_kink_degrees(), sim.diverged() ? "yes" : "no");
     return sim.diverged() ? 1 : 0;
 }

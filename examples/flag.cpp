@@ -1,16 +1,20 @@
 // flag: a flag nailed to a pole at four points flies in gusty wind until the gusts, growing
 // stronger, tear it loose. Prints the gust speed, the tears so far and whether the flag still
-// hangs on the pole, once a second. The +y axis points down, as in the pictures this library draws.
+// hangs on the pole, once a second, and writes flag.svg (a panel per second). The +y axis points
+// down, as in the pictures this library draws.
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <simdverlet/simdverlet.hpp>
 
 namespace sv = simdverlet;
 using Vec3 = sv::Vec3<float>;
 
-int main()
+int main(int argc, char** argv)
 {
+    const std::string out = argc > 1 ? argv[1] : ".";
     sv::Simulation<float> sim;
     // 24 x 16 flag in the x-y plane, its left column against the pole, nailed at every fifth row.
     auto flag = sv::add_cloth(sim, {.width = 24,
@@ -57,17 +61,22 @@ int main()
     };
 
     const sv::StepParams<float> params{.gravity = {0, 2, 0}, .iterations = 16};
-    std::printf("second  gust speed  tears  on the pole\n");
+    sv::svg::Figure figure({.columns = 2, .cell_width = 400, .title = "A flag in growing gusts, once a second"});
     for (int frame = 1; frame <= 60 * 12; ++frame)
     {
         sim.step(params);
         if (frame % 60 != 0)
             continue;
         const bool attached = still_on_pole();
-        std::printf("%6d  %10.1f  %5llu  %s\n", frame / 60, double(gust(flag.position(12, 8), wind.time()).norm()),
-                    static_cast<unsigned long long>(tearing.torn()), attached ? "yes" : "no: torn loose");
+        char line[160];
+        std::snprintf(line, sizeof line, "second %d: gusts of %.1f, %llu tears, %s", frame / 60,
+                      double(gust(flag.position(12, 8), wind.time()).norm()),
+                      static_cast<unsigned long long>(tearing.torn()), attached ? "on the pole" : "torn loose");
+        figure.add_panel(line).add(sv::debug_lines(sim, {.particles = flag.range()}));
+        std::printf("%s\n", line);
         if (!attached)
             break;
     }
+    figure.save(out + "/flag.svg");
     return sim.diverged() ? 1 : 0;
 }

@@ -10,6 +10,7 @@ packages=(
     clang
     libomp-dev      # OpenMP for clang (the OpenMP executor adapter is tested with both compilers)
     git
+    python3         # tests/check_figures.py parses the generated SVG with a real XML parser
     libxsimd-dev
     libeigen3-dev
     catch2

@@ -90,47 +90,6 @@ Vec3<double> centroid(const Simulation<T>& sim)
     return c / double(sim.size());
 }
 
-/// Largest distance between corresponding particles of two simulations, in double.
-template <class T>
-double furthest_apart(const Simulation<T>& a, const Simulation<T>& b)
-{
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-    {
-        const double dx = double(a.state().x()[i]) - double(b.state().x()[i]);
-        const double dy = double(a.state().y()[i]) - double(b.state().y()[i]);
-        const double dz = double(a.state().z()[i]) - double(b.state().z()[i]);
-        worst = std::max(worst, std::sqrt(dx * dx + dy * dy + dz * dz));
-    }
-    return worst;
-}
-
-/// Worst |length - rest| / rest over every live slot, read from the solver's own rest lengths.
-/// NaN as soon as any coordinate is NaN, so a blown-up sheet cannot read as relaxed.
-template <class T>
-double peak_strain(const Simulation<T>& sim)
-{
-    const auto& s = sim.state();
-    const auto& k = sim.constraints();
-    double worst = 0;
-    for (std::size_t i = 0; i < sim.size(); ++i)
-        for (int slot = 0; slot < 4; ++slot)
-        {
-            if (!k.live(i, slot) || k.rest_length(i, slot) <= T(0))
-                continue;
-            const auto j = std::size_t(k.neighbour(i, slot));
-            const double dx = double(s.x()[i]) - double(s.x()[j]);
-            const double dy = double(s.y()[i]) - double(s.y()[j]);
-            const double dz = double(s.z()[i]) - double(s.z()[j]);
-            const double strain = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - double(k.rest_length(i, slot))) /
-                                  double(k.rest_length(i, slot));
-            if (std::isnan(strain))
-                return strain;
-            worst = std::max(worst, strain);
-        }
-    return worst;
-}
-
 /// Bit equality of every live coordinate (x and px) of two simulations.
 template <class T>
 bool same_positions(const Simulation<T>& a, const Simulation<T>& b)

@@ -51,7 +51,7 @@ struct PulledSheet
 TEST_CASE("a sheet pulled apart at two corners tears along a line, pairs together", "[tearing]")
 {
     PulledSheet sheet;
-    const std::size_t segments_before = count_segments(sheet.sim);
+    const std::size_t segments_before = debug_lines(sheet.sim).segments.size();
     const std::size_t notch = cut(sheet.sim, Vec3<float>(4.75f, -0.1f, 0), Vec3<float>(4.75f, 0.7f, 0));
     CHECK(notch == 2); // the horizontal springs of rows 0 and 1 between columns 9 and 10
     sheet.pull(400);
@@ -69,7 +69,7 @@ TEST_CASE("a sheet pulled apart at two corners tears along a line, pairs togethe
     CHECK(connected_components(sheet.sim) == 2);
     // Every tear is one segment fewer in the debug view, and no half of a pair is left behind.
     CHECK(sheet.tearing.torn() == 8);
-    CHECK(segments_before - count_segments(sheet.sim) == sheet.tearing.torn() + notch);
+    CHECK(segments_before - debug_lines(sheet.sim).segments.size() == sheet.tearing.torn() + notch);
     CHECK(all_pairs_whole(sheet.sim));
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("with a high max_strain the guide's sheet never tears in 600 frames", 
 {
     auto sim = guide_sheet<float>(60.0f);
     auto tearing = add_tearing(sim, {.max_strain = 1.0f});
-    const std::size_t segments = count_segments(sim);
+    const std::size_t segments = debug_lines(sim).segments.size();
     double peak = 0;
     for (int frame = 0; frame < 600; ++frame)
     {
@@ -101,7 +101,7 @@ TEST_CASE("with a high max_strain the guide's sheet never tears in 600 frames", 
     }
     CHECK(peak > 0.1); // loaded, just not past the limit
     CHECK(tearing.torn() == 0);
-    CHECK(count_segments(sim) == segments);
+    CHECK(debug_lines(sim).segments.size() == segments);
 }
 
 TEST_CASE("a rope tied to a cloth corner and loaded tears at the knot first", "[tearing]")
@@ -135,11 +135,11 @@ TEST_CASE("a cut across the middle splits a sheet into two pieces", "[tearing]")
     Simulation<float> sim, uncut;
     auto cloth = add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }});
     auto whole = add_cloth(uncut, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }});
-    const std::size_t before = count_segments(sim);
+    const std::size_t before = debug_lines(sim).segments.size();
     // A horizontal stroke between rows 4 and 5 (y 2.0 and 2.5), wider than the sheet.
     const std::size_t cuts = cut(sim, Vec3<float>(-1, 2.25f, 0), Vec3<float>(11, 2.25f, 0));
     CHECK(cuts == 20); // one vertical spring per column
-    CHECK(count_segments(sim) == before - cuts);
+    CHECK(debug_lines(sim).segments.size() == before - cuts);
     CHECK(connected_components(sim) == 2);
     CHECK(all_pairs_whole(sim));
     for (int frame = 0; frame < 120; ++frame)

@@ -1,0 +1,65 @@
+// Rulers for a simulation: the worst strain any spring holds, read from the solver's own rest
+// lengths, and the furthest a particle of one run is from its twin in another. Cheap, and the
+// strain goes wrong long before a picture does: watch it rather than the drawing.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+
+#include "simulation.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// Worst |length - rest| / rest over every live slot owned by a particle in `range` (rest > 0),
+/// in double. NaN as soon as a measured spring has a NaN end, so a blown-up sheet never reads as
+/// relaxed. 1 means a spring at twice its rest length.
+template <class T>
+double peak_strain(const Simulation<T>& sim, const ParticleRange& range = {})
+{
+    const auto& s = sim.state();
+    const auto& k = sim.constraints();
+    const auto [begin, end] = range.resolve(sim.size());
+    double worst = 0;
+    for (std::size_t i = begin; i < end; ++i)
+        for (int slot = 0; slot < 4; ++slot)
+        {
+            if (!k.live(i, slot) || !(k.rest_length(i, slot) > T(0)))
+                continue;
+            const auto j = std::size_t(k.neighbour(i, slot));
+            const double dx = double(s.x()[i]) - double(s.x()[j]);
+            const double dy = double(s.y()[i]) - double(s.y()[j]);
+            const double dz = double(s.z()[i]) - double(s.z()[j]);
+            const double rest = double(k.rest_length(i, slot));
+            const double strain = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - rest) / rest;
+            if (std::isnan(strain))
+                return strain;
+            worst = std::max(worst, strain);
+        }
+    return worst;
+}
+
+/// The largest distance between particle i of `a` and particle i of `b`, over `range`, in double:
+/// how far two runs of the same scene have drifted apart.
+template <class T>
+double furthest_apart(const Simulation<T>& a, const Simulation<T>& b, const ParticleRange& range = {})
+{
+    if (a.size() != b.size())
+        throw std::invalid_argument("simdverlet: furthest_apart compares simulations of " + std::to_string(a.size()) +
+                                    " and " + std::to_string(b.size()) + " particles");
+    const auto [begin, end] = range.resolve(a.size());
+    double worst = 0;
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        const double dx = double(a.state().x()[i]) - double(b.state().x()[i]);
+        const double dy = double(a.state().y()[i]) - double(b.state().y()[i]);
+        const double dz = double(a.state().z()[i]) - double(b.state().z()[i]);
+        worst = std::max(worst, std::sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    return worst;
+}
+
+} // namespace simdverlet

@@ -1,0 +1,89 @@
+// Debug geometry: the dedup rule that keeps a one-way constraint visible, ranges, whiskers and
+// collider outlines.
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+TEST_CASE("a symmetric pair is drawn once and a one-way constraint by its owner", "[debug_draw]")
+{
+    Simulation<float> sim;
+    for (int i = 0; i < 4; ++i)
+        sim.add_particle({float(i), 0, 0});
+    auto& k = sim.constraints();
+    k.connect(0, 1, 1.0f, 1.0f);    // a pair: one segment
+    k.set_slot(3, 0, 2, 1.0f, 1.0f); // one-way 3 -> 2, owner above its neighbour: still drawn
+    k.set_slot(1, 3, 2, 1.0f, 0.0f); // not live: nothing
+    const auto g = debug_lines(sim);
+    CHECK(g.count(SegmentKind::spring) == 1);
+    CHECK(g.count(SegmentKind::one_way) == 1);
+    CHECK(g.segments.size() == 2);
+    CHECK(g.dots.size() == 4);
+    // Deduplicating on j < i alone would have dropped 3 -> 2; here it is drawn by 3.
+    bool found = false;
+    for (const auto& s : g.segments)
+        found = found || (s.kind == SegmentKind::one_way && s.a == sim.state().position(3));
+    CHECK(found);
+}
+
+TEST_CASE("a mis-wired slot shows as one extra segment that lines() does not draw", "[debug_draw]")
+{
+    Simulation<float> good_sim, bad_sim;
+    const auto pins = [](int c, int r) { return r == 0 && c % 4 == 0; };
+    auto good = add_cloth(good_sim, {.pinned = pins});
+    auto bad = add_cloth(bad_sim, {.pinned = pins});
+    const std::size_t from = bad.index(4, 7), to = bad.index(16, 2);
+    bad_sim.constraints().set_slot(from, kClothDown, std::int32_t(to), 5.0f, 60.0f);
+    const auto view_good = debug_lines(good_sim);
+    const auto view_bad = debug_lines(bad_sim);
+    CHECK(view_good.segments.size() == 370); // 19 x 10 + 20 x 9 springs
+    CHECK(view_good.count(SegmentKind::one_way) == 0);
+    // (4, 7) -> (16, 2) is one-way, and so is (4, 8) -> (4, 7), whose twin was the re-pointed slot:
+    // one pair became two one-way constraints, one segment more than before.
+    CHECK(view_bad.segments.size() == view_good.segments.size() + 1);
+    CHECK(view_bad.count(SegmentKind::one_way) == 2);
+    CHECK(bad.lines() == good.lines()); // the grid drawing cannot see it
+    CHECK(count_segments(bad_sim) == view_bad.segments.size());
+}
+
+TEST_CASE("the debug view follows a particle range, pinned flags and velocity whiskers", "[debug_draw]")
+{
+    Simulation<float> sim;
+    auto first = add_cloth(sim, {.width = 4, .height = 3, .pinned = [](int c, int r) { return r == 0 && c == 0; }});
+    auto second = add_cloth(sim, {.width = 3, .height = 3});
+    sim.state().set_velocity(second.index(1, 1), {0.1f, 0, 0});
+    const auto only_second = debug_lines(sim, {.particles = second.range(), .velocity_scale = 10});
+    CHECK(only_second.dots.size() == 9);
+    CHECK(only_second.count(SegmentKind::spring) == 12);
+    CHECK(only_second.count(SegmentKind::velocity) == 9);
+    for (const auto& s : only_second.segments)
+        if (s.kind == SegmentKind::velocity && s.a == second.position(1, 1))
+            CHECK((s.b - s.a).norm() == Approx(1.0f));
+    const auto only_first = debug_lines(sim, {.particles = first.range()});
+    int pinned = 0;
+    for (const auto& d : only_first.dots)
+        pinned += d.pinned ? 1 : 0;
+    CHECK(pinned == 1);
+    CHECK_THROWS_AS(debug_lines(sim, {.particles = {.begin = 5, .end = 2}}), std::invalid_argument);
+}
+
+TEST_CASE("collider outlines: a plane's cross, circles, a capsule's sides, a box's rectangle", "[debug_draw]")
+{
+    const auto plane = outline(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -3}));
+    REQUIRE(plane.outlines.size() == 2);
+    for (const auto& line : plane.outlines)
+        CHECK((line[1] - line[0]).norm() == Approx(40.0f));
+    const auto sphere = outline(SphereCollider<float>({.center = {1, 2, 0}, .radius = 2}));
+    REQUIRE(sphere.outlines.size() == 1);
+    for (const auto& p : sphere.outlines[0])
+        CHECK((p - Vec3<float>(1, 2, 0)).norm() == Approx(2.0f));
+    CHECK(outline(CapsuleCollider<float>({.a = {0, 0, 0}, .b = {3, 0, 0}, .radius = 1})).outlines.size() == 4);
+    const auto box = outline(BoxCollider<float>({.min = {0, 0, 0}, .max = {2, 1, 1}}));
+    REQUIRE(box.outlines.size() == 1);
+    CHECK(box.outlines[0].size() == 5);
+    CHECK(outline(SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1; }})).outlines.empty());
+    SphereCollider<float> hidden({});
+    hidden.enabled = false;
+    CHECK(outline(hidden).outlines.empty());
+}

@@ -1,0 +1,152 @@
+// SVG output: well-formed XML holding one polyline per segment, deterministic to the byte.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+namespace
+{
+/// A strict well-formedness check of the XML subset the writer emits: balanced, properly nested
+/// elements, quoted attributes, known entities only, one root. Returns "" or what is wrong.
+std::string xml_problem(const std::string& doc)
+{
+    std::vector<std::string> open;
+    std::size_t roots = 0;
+    for (std::size_t i = 0; i < doc.size();)
+    {
+        if (doc[i] != '<')
+        {
+            if (doc[i] == '&')
+            {
+                const std::size_t semi = doc.find(';', i);
+                const std::string entity = semi == std::string::npos ? "" : doc.substr(i, semi - i + 1);
+                if (entity != "&amp;" && entity != "&lt;" && entity != "&gt;" && entity != "&quot;")
+                    return "bad entity at " + std::to_string(i);
+            }
+            if (open.empty() && !std::isspace(static_cast<unsigned char>(doc[i])))
+                return "text outside the root at " + std::to_string(i);
+            ++i;
+            continue;
+        }
+        const std::size_t close = doc.find('>', i);
+        if (close == std::string::npos)
+            return "unterminated tag at " + std::to_string(i);
+        std::string tag = doc.substr(i + 1, close - i - 1);
+        i = close + 1;
+        if (!tag.empty() && tag[0] == '/')
+        {
+            if (open.empty() || open.back() != tag.substr(1))
+                return "mismatched </" + tag.substr(1) + ">";
+            open.pop_back();
+            continue;
+        }
+        const bool self_closing = !tag.empty() && tag.back() == '/';
+        if (self_closing)
+            tag.pop_back();
+        const std::string name = tag.substr(0, tag.find(' '));
+        if (name.empty())
+            return "empty tag name";
+        // Attributes: name="value" pairs, quotes balanced, no raw '<' inside.
+        std::size_t quotes = 0;
+        for (char c : tag)
+            quotes += c == '"' ? 1 : 0;
+        if (quotes % 2 != 0 || tag.find('<') != std::string::npos)
+            return "bad attributes in <" + name + ">";
+        if (open.empty())
+            ++roots;
+        if (!self_closing)
+            open.push_back(name);
+    }
+    if (!open.empty())
+        return "unclosed <" + open.back() + ">";
+    return roots == 1 ? "" : "expected one root element";
+}
+
+std::size_t occurrences(const std::string& s, const std::string& what)
+{
+    std::size_t n = 0;
+    for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+        ++n;
+    return n;
+}
+} // namespace
+
+TEST_CASE("the well-formedness checker rejects what it should", "[svg]")
+{
+    CHECK(xml_problem("<a><b x=\"1\"/></a>").empty());
+    CHECK_FALSE(xml_problem("<a><b></a>").empty());
+    CHECK_FALSE(xml_problem("<a x=\"1></a>").empty());
+    CHECK_FALSE(xml_problem("<a>fish & chips</a>").empty());
+    CHECK_FALSE(xml_problem("<a/><b/>").empty());
+}
+
+TEST_CASE("a figure of the guide's sheet is well-formed and draws one polyline per segment", "[svg]")
+{
+    auto sim = guide_sheet<float>(60.0f);
+    sim.constraints().set_slot(47, 0, 150, 5.0f, 60.0f); // one mis-wired slot
+    const auto g = debug_lines(sim, {.velocity_scale = 2});
+    svg::Figure figure({.columns = 2, .title = "a <title> & \"quotes\""});
+    figure.add_panel("two\nlines of caption").add(g);
+    figure.add_panel("the outline of a ball").add(outline(SphereCollider<float>({.radius = 1})));
+    const std::string doc = figure.str();
+    CHECK(xml_problem(doc).empty());
+    CHECK(occurrences(doc, "<polyline") == g.segments.size() + 1);
+    CHECK(occurrences(doc, "<circle") == g.dots.size());
+    CHECK(occurrences(doc, "stroke=\"#e8741c\"") == 2); // the two one-way constraints
+    CHECK(doc.find("a &lt;title&gt; &amp; &quot;quotes&quot;") != std::string::npos);
+    CHECK(occurrences(doc, "<text") == 1 + 2 + 1);
+    figure.save(std::string(SIMDVERLET_TEST_OUTPUT_DIR) + "/sheet.svg");
+    std::ifstream in(std::string(SIMDVERLET_TEST_OUTPUT_DIR) + "/sheet.svg", std::ios::binary);
+    std::stringstream read;
+    read << in.rdbuf();
+    CHECK(read.str() == doc);
+}
+
+TEST_CASE("the same geometry gives the same bytes", "[svg]")
+{
+    const auto draw = [] {
+        auto sim = guide_sheet<double>(60.0);
+        for (int frame = 0; frame < 50; ++frame)
+            sim.step(guide_step<double>(16));
+        svg::Figure figure;
+        figure.add_panel("x").add(debug_lines(sim));
+        return figure.str();
+    };
+    CHECK(draw() == draw());
+}
+
+TEST_CASE("a plot has its axes, a legend entry per series, and gaps where values are not finite", "[svg]")
+{
+    const std::vector<svg::Series> series = {{"rises", {1e-3, 1e-2, 1e-1, 1}},
+                                             {"dies", {1e-2, 1e-1, std::numeric_limits<double>::quiet_NaN(), 5}}};
+    const std::string doc = svg::plot(series, {.title = "t", .y_title = "strain", .log_y = true});
+    CHECK(xml_problem(doc).empty());
+    CHECK(doc.find(">rises<") != std::string::npos);
+    CHECK(doc.find(">dies<") != std::string::npos);
+    CHECK(doc.find(">strain<") != std::string::npos);
+    CHECK(doc.find(">1e-3<") != std::string::npos); // decade ticks on a log axis
+    CHECK(doc.find(">1e0<") != std::string::npos);
+    // "rises" is one line; "dies" breaks at its NaN into two.
+    CHECK(occurrences(doc, "<polyline") == 3);
+}
+
+TEST_CASE("a fitted window leaves collider outlines out; a set window is used as given", "[svg]")
+{
+    svg::Figure figure;
+    auto& panel = figure.add_panel();
+    panel.add_dot(Vec3<float>(0, 0, 0), 1, svg::palette::dot).add_dot(Vec3<float>(2, 1, 0), 1, svg::palette::dot);
+    panel.add(outline(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -5})));
+    const svg::Rect fitted = figure.window();
+    CHECK(fitted.x == Approx(-0.5));
+    CHECK(fitted.w == Approx(3.0));
+    CHECK(fitted.h == Approx(2.0));
+    figure.set_window({-10, -10, 20, 20});
+    CHECK(figure.window().w == 20.0);
+    CHECK_THROWS_AS(figure.set_window({0, 0, 0, 1}), std::invalid_argument);
+}
