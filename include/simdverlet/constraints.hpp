@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -219,20 +220,27 @@ class DirectedConstraints4
         resize(new_size);
     }
 
+    /// Bit equality of every slot array over the covered particles.
     friend bool operator==(const DirectedConstraints4& a, const DirectedConstraints4& b)
     {
         if (a.m_size != b.m_size)
             return false;
-        const auto n = std::ptrdiff_t(a.m_size);
+        if (a.m_size == 0)
+            return true;
+        const auto same = [n = a.m_size](const auto& u, const auto& v) {
+            return std::memcmp(u.data(), v.data(), n * sizeof(u[0])) == 0;
+        };
         for (int s = 0; s < kSlots; ++s)
-            if (!std::equal(a.m_neighbour[s].begin(), a.m_neighbour[s].begin() + n, b.m_neighbour[s].begin()) ||
-                !std::equal(a.m_rest[s].begin(), a.m_rest[s].begin() + n, b.m_rest[s].begin()) ||
-                !std::equal(a.m_stiffness[s].begin(), a.m_stiffness[s].begin() + n, b.m_stiffness[s].begin()))
+            if (!same(a.m_neighbour[s], b.m_neighbour[s]) || !same(a.m_rest[s], b.m_rest[s]) ||
+                !same(a.m_stiffness[s], b.m_stiffness[s]))
                 return false;
         return true;
     }
 
   private:
+    template <class U>
+    friend struct detail::SnapshotAccess;
+
     void check_particle(std::size_t i) const
     {
         if (i >= m_size)

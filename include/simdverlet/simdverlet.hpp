@@ -12,6 +12,7 @@
 #include "measure.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
+#include "snapshot.hpp"
 #include "state.hpp"
 #include "strand.hpp"
 #include "svg.hpp"

@@ -241,6 +241,9 @@ class Simulation
     }
 
     std::size_t pending_removals() const noexcept { return m_pending_removals.size(); }
+    /// Whether a protected block (a cloth, a strand) or a force generator refers to particle
+    /// indices: restoring a snapshot of another size would leave them pointing at nothing.
+    bool has_index_references() const noexcept { return !m_protected.empty() || !m_generators.empty(); }
 
     // ---- stepping ---------------------------------------------------------------------------
 
@@ -265,6 +268,9 @@ class Simulation
     std::uint64_t step_count() const noexcept { return m_steps; }
 
   private:
+    template <class U>
+    friend struct detail::SnapshotAccess;
+
     struct Generator
     {
         std::uint64_t id;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -36,6 +37,10 @@ enum class Masses
 
 namespace detail
 {
+/// Grants snapshot.hpp access to the raw arrays; defined there.
+template <class T>
+struct SnapshotAccess;
+
 inline std::string describe_index(std::size_t i, std::size_t size)
 {
     return "particle " + std::to_string(i) + " is out of range (the simulation holds " + std::to_string(size) +
@@ -283,19 +288,24 @@ class State3
             throw std::out_of_range("simdverlet: " + detail::describe_index(i, m_size));
     }
 
+    /// Bit equality of every array over the live particles: NaNs compare by their bits and -0 is
+    /// not +0, which is what "the same state" has to mean for snapshots and determinism checks.
     friend bool operator==(const State3& a, const State3& b)
     {
-        auto same = [&](const simd::AlignedVector<T>& u, const simd::AlignedVector<T>& v) {
-            return std::equal(u.begin(), u.begin() + std::ptrdiff_t(a.m_size), v.begin());
-        };
         if (a.m_size != b.m_size || a.m_has_masses != b.m_has_masses)
             return false;
+        auto same = [&](const simd::AlignedVector<T>& u, const simd::AlignedVector<T>& v) {
+            return a.m_size == 0 || std::memcmp(u.data(), v.data(), a.m_size * sizeof(T)) == 0;
+        };
         return same(a.m_x, b.m_x) && same(a.m_y, b.m_y) && same(a.m_z, b.m_z) && same(a.m_px, b.m_px) &&
                same(a.m_py, b.m_py) && same(a.m_pz, b.m_pz) && same(a.m_ax, b.m_ax) && same(a.m_ay, b.m_ay) &&
                same(a.m_az, b.m_az) && (!a.m_has_masses || same(a.m_w, b.m_w));
     }
 
   private:
+    template <class U>
+    friend struct detail::SnapshotAccess;
+
     std::array<simd::AlignedVector<T>*, 9> arrays() noexcept
     {
         return {&m_x, &m_y, &m_z, &m_px, &m_py, &m_pz, &m_ax, &m_ay, &m_az};

@@ -59,14 +59,19 @@ void check_max_strain(T max_strain)
         throw std::invalid_argument("simdverlet: max_strain must be finite and > 0, got " + number(max_strain));
 }
 
-/// Clears slot s of i and, when j has a slot pointing back at i, that twin too.
+/// Clears slot s of i and every other slot joining i and j, either way: the twin of a symmetric
+/// pair, and any duplicate or switched-off slot with it, so no half of the spring survives.
 template <class T>
 void clear_pair(DirectedConstraints4<T>& k, std::size_t i, int s)
 {
     const auto j = std::size_t(k.neighbour(i, s));
-    k.clear_slot(i, s);
-    if (const auto back = k.slot_to(j, std::int32_t(i)))
-        k.clear_slot(j, *back);
+    for (int slot = 0; slot < 4; ++slot)
+    {
+        if (k.neighbour(i, slot) == std::int32_t(j))
+            k.clear_slot(i, slot);
+        if (k.neighbour(j, slot) == std::int32_t(i))
+            k.clear_slot(j, slot);
+    }
 }
 
 template <class T>

@@ -1,0 +1,173 @@
+// Snapshots: restore is bit-exact, save/load round-trips, and every kind of bad stream is refused
+// with the simulation left as it was.
+#include <sstream>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+namespace
+{
+template <class T>
+std::string saved(const Simulation<T>& sim)
+{
+    std::ostringstream out(std::ios::binary);
+    save(sim, out);
+    return out.str();
+}
+
+/// Rewrites the trailing checksum so a deliberately edited stream passes it.
+void reseal(std::string& bytes)
+{
+    const std::uint64_t sum = detail::fnv1a(bytes.data(), bytes.size() - 8);
+    std::memcpy(bytes.data() + bytes.size() - 8, &sum, 8);
+}
+
+template <class T>
+std::string load_error(Simulation<T>& sim, const std::string& bytes)
+{
+    std::istringstream in(bytes, std::ios::binary);
+    try
+    {
+        load(sim, in);
+    }
+    catch (const std::runtime_error& e)
+    {
+        return e.what();
+    }
+    return "no error";
+}
+} // namespace
+
+TEMPLATE_TEST_CASE("a run restored at frame 100 and stepped to 200 equals the uninterrupted run", "[snapshot]",
+                   float, double)
+{
+    Simulation<TestType> straight, resumed;
+    for (auto* sim : {&straight, &resumed})
+    {
+        add_cloth(*sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }});
+        add_colliders(*sim, {}, SphereCollider<TestType>({.center = {5, 4, 0}, .radius = 1}));
+    }
+    for (int frame = 0; frame < 100; ++frame)
+        resumed.step(guide_step<TestType>(16));
+    const Snapshot<TestType> at_100 = snapshot(resumed);
+    for (int frame = 0; frame < 60; ++frame) // wander off...
+        resumed.step(guide_step<TestType>(16));
+    restore(resumed, at_100); // ...and come back
+    CHECK(resumed.step_count() == 100);
+    for (int frame = 0; frame < 100; ++frame)
+        resumed.step(guide_step<TestType>(16));
+    for (int frame = 0; frame < 200; ++frame)
+        straight.step(guide_step<TestType>(16));
+    CHECK(resumed.state() == straight.state());
+    CHECK(resumed.constraints() == straight.constraints());
+    CHECK(resumed.step_count() == 200);
+}
+
+TEMPLATE_TEST_CASE("save and load round-trip bit for bit, into the same or a fresh simulation", "[snapshot]", float,
+                   double)
+{
+    auto sim = guide_sheet<TestType>(TestType(60));
+    sim.constraints().set_slot(47, 0, 150, TestType(5), TestType(60)); // a one-way slot survives too
+    for (int frame = 0; frame < 50; ++frame)
+        sim.step(guide_step<TestType>(16));
+    const std::string bytes = saved(sim);
+    Simulation<TestType> fresh;
+    std::istringstream in(bytes, std::ios::binary);
+    load(fresh, in);
+    CHECK(fresh.state() == sim.state());
+    CHECK(fresh.constraints() == sim.constraints());
+    CHECK(fresh.step_count() == 50);
+    for (int frame = 0; frame < 50; ++frame)
+    {
+        sim.step(guide_step<TestType>(16));
+        fresh.step(guide_step<TestType>(16));
+    }
+    CHECK(same_positions(fresh, sim));
+    CHECK(saved(fresh) == saved(sim));
+}
+
+TEST_CASE("bad streams are refused with a clear error and change nothing", "[snapshot][errors]")
+{
+    auto source = guide_sheet<float>(60.0f);
+    source.step(guide_step<float>(8));
+    const std::string good = saved(source);
+
+    auto target = guide_sheet<float>(30.0f);
+    for (int frame = 0; frame < 7; ++frame)
+        target.step(guide_step<float>(8));
+    const State3<float> state_before = target.state();
+    const DirectedConstraints4<float> constraints_before = target.constraints();
+    const auto steps_before = target.step_count();
+    const auto unchanged = [&] {
+        CHECK(target.state() == state_before);
+        CHECK(target.constraints() == constraints_before);
+        CHECK(target.step_count() == steps_before);
+    };
+
+    SECTION("truncated")
+    {
+        for (std::size_t keep : {std::size_t(0), std::size_t(3), std::size_t(20), good.size() / 2, good.size() - 1})
+        {
+            INFO("kept " << keep << " of " << good.size() << " bytes");
+            const std::string error = load_error(target, good.substr(0, keep));
+            CHECK((error.find("truncated") != std::string::npos || error.find("checksum") != std::string::npos ||
+                   error.find("magic") != std::string::npos));
+        }
+        unchanged();
+    }
+    SECTION("one flipped byte in the data")
+    {
+        std::string bad = good;
+        bad[bad.size() / 2] ^= 0x40;
+        CHECK(load_error(target, bad).find("checksum mismatch") != std::string::npos);
+        unchanged();
+    }
+    SECTION("not a snapshot at all")
+    {
+        CHECK(load_error(target, std::string(200, 'x')).find("bad magic") != std::string::npos);
+        unchanged();
+    }
+    SECTION("another format version")
+    {
+        std::string bad = good;
+        const std::uint32_t future = kSnapshotFormatVersion + 1;
+        std::memcpy(bad.data() + 4, &future, 4);
+        reseal(bad);
+        CHECK(load_error(target, bad).find("format version 2") != std::string::npos);
+        unchanged();
+    }
+    SECTION("the wrong scalar type")
+    {
+        auto doubles = guide_sheet<double>(60.0);
+        CHECK(load_error(target, saved(doubles)).find("holds double values, this simulation is float") !=
+              std::string::npos);
+        unchanged();
+    }
+    SECTION("a slot pointing outside the particles, checksum intact")
+    {
+        std::string bad = good;
+        // The first neighbour of slot 0 sits right after the header and the ten particle arrays.
+        const std::size_t header = 4 + 4 + 4 + 1 + 1 + 8 + 8 + 1;
+        const std::int32_t wild = 100000;
+        std::memcpy(bad.data() + header + 10 * 200 * sizeof(float), &wild, 4);
+        reseal(bad);
+        CHECK(load_error(target, bad).find("slot 0 of particle 0 is invalid") != std::string::npos);
+        unchanged();
+    }
+}
+
+TEST_CASE("a snapshot of another size is refused where cloths or controllers hold indices", "[snapshot][errors]")
+{
+    Simulation<float> small;
+    small.add_particle({0, 0, 0});
+    Simulation<float> with_cloth;
+    add_cloth(with_cloth, {.width = 4, .height = 4});
+    const auto before = with_cloth.state();
+    CHECK_THROWS_AS(restore(with_cloth, snapshot(small)), std::logic_error);
+    CHECK(with_cloth.state() == before);
+    Simulation<float> unit(Masses::unit);
+    CHECK_THROWS_AS(restore(unit, snapshot(small)), std::invalid_argument);
+}
