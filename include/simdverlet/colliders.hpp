@@ -661,19 +661,55 @@ class ColliderSet
     int contacts() const noexcept { return m_contacts; }
     const std::string& name() const noexcept { return m_name; }
 
-    /// The pass itself, for callers who drive it rather than leave it registered.
+    /// The pass itself, for callers who drive it rather than leave it registered. With an attached
+    /// simulation that has an executor, the range is split into its chunks and the chunks run
+    /// concurrently, each applying every collider in order to its own particles (a particle's
+    /// colliders stay in series, and an SdfCollider's field must then be safe to call from
+    /// several threads).
     void project(State3<T>& state)
     {
         m_contacts = 0;
         const auto [begin, end] = m_range.resolve(state.size());
-        std::vector<int> per_collider(m_colliders.size(), 0);
-        for (int r = 0; r < m_relaxations; ++r)
-            for (std::size_t k = 0; k < m_colliders.size(); ++k)
-                per_collider[k] += m_colliders[k]->project(state, begin, end);
-        for (std::size_t k = 0; k < m_colliders.size(); ++k)
+        const auto view = state.arrays_view();
+        const std::size_t n = m_colliders.size();
+        if (n == 0 || begin >= end)
         {
-            m_colliders[k]->m_contacts = per_collider[k];
-            m_contacts += per_collider[k];
+            for (auto& c : m_colliders)
+                c->m_contacts = 0;
+            return;
+        }
+        // Chunks are cut on absolute particle indices from 0, so their bounds are whole padding
+        // blocks and two chunks never share a lane group.
+        std::vector<std::vector<int>> counts;
+        const auto run_range = [&](std::size_t b, std::size_t e, std::vector<int>& count) {
+            for (int r = 0; r < m_relaxations; ++r)
+                for (std::size_t k = 0; k < n; ++k)
+                    if (m_colliders[k]->enabled)
+                        count[k] += m_colliders[k]->project_range(view, b, e);
+        };
+        if (m_sim && m_sim->executor() && end > m_sim->chunk_size())
+        {
+            const std::size_t chunk = m_sim->chunk_size();
+            const std::size_t chunks = (end + chunk - 1) / chunk;
+            counts.assign(chunks, std::vector<int>(n, 0));
+            m_sim->executor()->run(chunks, [&](std::size_t c) {
+                const std::size_t b = std::max(c * chunk, begin), e = std::min(end, (c + 1) * chunk);
+                if (b < e)
+                    run_range(b, e, counts[c]);
+            });
+        }
+        else
+        {
+            counts.assign(1, std::vector<int>(n, 0));
+            run_range(begin, end, counts[0]);
+        }
+        for (std::size_t k = 0; k < n; ++k)
+        {
+            int total = 0;
+            for (const auto& count : counts)
+                total += count[k];
+            m_colliders[k]->m_contacts = total;
+            m_contacts += total;
         }
     }
 

@@ -68,42 +68,85 @@ SlotForce<T> slot_force_scalar(T dx, T dy, T dz, T rest, T stiffness, bool live)
 // ---------------------------------------------------------------------------------------------
 // accumulate
 
-/// Adds `iterations` passes of spring forces into ax/ay/az for particles [begin, end), vector twin.
-/// Each slot's force is computed once and then added `iterations` times in pass order: per particle
-/// that is the same float sequence as literal passes over unchanged positions (see
-/// accumulate_reference_passes), at a quarter of the gathers and square roots per pass.
+/// Lanes 0, 1, ..., L-1 of the gather index type, for recognising a contiguous neighbour run.
+template <class T, class Arch>
+simd::IndexBatch<T, Arch> lane_iota()
+{
+    using I = typename simd::IndexBatch<T, Arch>::value_type;
+    alignas(simd::kAlignment) I lanes[simd::IndexBatch<T, Arch>::size];
+    for (std::size_t k = 0; k < simd::IndexBatch<T, Arch>::size; ++k)
+        lanes[k] = I(k);
+    return simd::IndexBatch<T, Arch>::load_aligned(lanes);
+}
+
+/// The four slot forces of the lane group starting at particle i (a whole number of batches from
+/// 0). The grid fast path: when every lane's neighbour in a slot sits at one offset d from the
+/// lane (j = i + lane + d, as for every slot of a cloth) or names no neighbour, the neighbours'
+/// positions are one contiguous load at i + d instead of a gather. The values loaded are the same,
+/// so the result is bit-identical; `contiguous` = false forces gathers everywhere.
 template <class Arch, class T>
-void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
-                       int iterations)
+void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, bool contiguous,
+                        const simd::IndexBatch<T, Arch>& iota, SlotForce<simd::Batch<T, Arch>> (&f)[4])
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
+    using IB = simd::IndexBatch<T, Arch>;
+    using I = typename IB::value_type;
     constexpr std::size_t L = B::size;
     const B zero(T(0));
+    const B xi = simd::load<T, Arch>(s.x + i);
+    const B yi = simd::load<T, Arch>(s.y + i);
+    const B zi = simd::load<T, Arch>(s.z + i);
+    for (int k = 0; k < 4; ++k)
+    {
+        // Liveness from stiffness alone: DirectedConstraints4 keeps stiffness 0 wherever the
+        // neighbour is -1, and stiffness is never negative, so k > 0 <=> live. A float compare is
+        // native on every architecture; an integer-to-mask cast is not.
+        const B stiffness = simd::load<T, Arch>(c.stiffness[k] + i);
+        const M live = stiffness > zero;
+        if (!simd::any<T, Arch>(live))
+        {
+            f[k] = {zero, zero, zero};
+            continue;
+        }
+        const IB idx = simd::load_indices<T, Arch>(c.neighbour[k] + i);
+        const std::int64_t first = c.neighbour[k][i];
+        const std::int64_t d = first - std::int64_t(i);
+        // In bounds for every lane, dead ones included: they read a real particle and are masked.
+        const bool in_bounds = first >= 0 && std::int64_t(first) + std::int64_t(L) <= std::int64_t(s.padded);
+        B xj, yj, zj;
+        if (contiguous && in_bounds && xsimd::all((idx == iota + IB(I(first))) || (idx == IB(I(-1)))))
+        {
+            xj = simd::load_unaligned<T, Arch>(s.x + i + d);
+            yj = simd::load_unaligned<T, Arch>(s.y + i + d);
+            zj = simd::load_unaligned<T, Arch>(s.z + i + d);
+        }
+        else
+        {
+            const IB safe = simd::safe_indices<T, Arch>(idx);
+            xj = simd::gather<T, Arch>(s.x, safe);
+            yj = simd::gather<T, Arch>(s.y, safe);
+            zj = simd::gather<T, Arch>(s.z, safe);
+        }
+        f[k] = slot_force(B(xj - xi), B(yj - yi), B(zj - zi), simd::load<T, Arch>(c.rest[k] + i), stiffness, live);
+    }
+}
+
+/// Adds `iterations` passes of spring forces into ax/ay/az for particles [begin, end), vector twin.
+/// Each slot's force is computed once and then added `iterations` times in pass order: per particle
+/// that is the same float sequence as literal passes over unchanged positions (see
+/// accumulate_reference_passes), at a fraction of the gathers and square roots.
+template <class Arch, class T>
+void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
+                       int iterations, bool contiguous = true)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const auto iota = lane_iota<T, Arch>();
     for (std::size_t i = begin; i < end; i += L)
     {
-        const B xi = simd::load<T, Arch>(s.x + i);
-        const B yi = simd::load<T, Arch>(s.y + i);
-        const B zi = simd::load<T, Arch>(s.z + i);
         SlotForce<B> f[4];
-        for (int k = 0; k < 4; ++k)
-        {
-            // Liveness from stiffness alone: DirectedConstraints4 keeps stiffness 0 wherever the
-            // neighbour is -1, and stiffness is never negative, so k > 0 <=> live. A float
-            // compare is native on every architecture; an integer-to-mask cast is not.
-            const B stiffness = simd::load<T, Arch>(c.stiffness[k] + i);
-            const M live = stiffness > zero;
-            if (!simd::any<T, Arch>(live))
-            {
-                f[k] = {zero, zero, zero};
-                continue;
-            }
-            const auto safe = simd::safe_indices<T, Arch>(simd::load_indices<T, Arch>(c.neighbour[k] + i));
-            const B dx = simd::gather<T, Arch>(s.x, safe) - xi;
-            const B dy = simd::gather<T, Arch>(s.y, safe) - yi;
-            const B dz = simd::gather<T, Arch>(s.z, safe) - zi;
-            f[k] = slot_force(dx, dy, dz, simd::load<T, Arch>(c.rest[k] + i), stiffness, live);
-        }
+        slot_forces_vector<Arch>(s, c, i, contiguous, iota, f);
         B ax = simd::load<T, Arch>(s.ax + i);
         B ay = simd::load<T, Arch>(s.ay + i);
         B az = simd::load<T, Arch>(s.az + i);
@@ -120,6 +163,20 @@ void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, st
     }
 }
 
+/// The four slot forces of particle i, scalar twin of slot_forces_vector.
+template <class T>
+void slot_forces_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, SlotForce<T> (&f)[4])
+{
+    for (int k = 0; k < 4; ++k)
+    {
+        const std::int32_t j = c.neighbour[k][i];
+        const T stiffness = c.stiffness[k][i];
+        const bool live = j >= 0 && stiffness != T(0);
+        const std::size_t jj = live ? std::size_t(j) : i;
+        f[k] = slot_force_scalar(s.x[jj] - s.x[i], s.y[jj] - s.y[i], s.z[jj] - s.z[i], c.rest[k][i], stiffness, live);
+    }
+}
+
 /// Scalar twin of accumulate_vector: the same per-particle float sequence, one particle at a time.
 template <class T>
 void accumulate_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
@@ -128,15 +185,7 @@ void accumulate_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, st
     for (std::size_t i = begin; i < end; ++i)
     {
         SlotForce<T> f[4];
-        for (int k = 0; k < 4; ++k)
-        {
-            const std::int32_t j = c.neighbour[k][i];
-            const T stiffness = c.stiffness[k][i];
-            const bool live = j >= 0 && stiffness != T(0);
-            const std::size_t jj = live ? std::size_t(j) : i;
-            f[k] = slot_force_scalar(s.x[jj] - s.x[i], s.y[jj] - s.y[i], s.z[jj] - s.z[i], c.rest[k][i], stiffness,
-                                     live);
-        }
+        slot_forces_scalar(s, c, i, f);
         T ax = s.ax[i], ay = s.ay[i], az = s.az[i];
         for (int n = 0; n < iterations; ++n)
             for (int k = 0; k < 4; ++k)
@@ -347,6 +396,101 @@ int project_lanes_scalar(const StateArrays<T>& s, std::size_t begin, std::size_t
         s.pz[i] = p.pz;
     }
     return touched_count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the fused step sweep
+
+/// Solve and integrate in one sweep over particles [begin, end), vector twin. For each lane group:
+/// the slot forces from the unchanged positions, added `iterations` times onto the accumulators
+/// (read only when a force stage wrote them, else zero in registers), then the Verlet update, whose
+/// new position goes into the *previous*-position array. The position array is never written, so
+/// every neighbour read in the sweep sees the old positions, as literal passes do; the caller swaps
+/// the two arrays afterwards. Per particle this is the operation sequence of the unfused
+/// accumulate + integrate, so the result is bit-identical to it. Returns false when any new
+/// coordinate is not finite.
+template <class Arch, class T>
+bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p,
+                  std::size_t begin, std::size_t end, int iterations, bool read_accumulators, bool contiguous = true)
+{
+    using B = simd::Batch<T, Arch>;
+    using M = simd::Mask<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const auto iota = lane_iota<T, Arch>();
+    const B dt2(p.dt2), damping(p.damping), zero(T(0)), one(T(1));
+    const B g[3] = {B(p.gx), B(p.gy), B(p.gz)};
+    T* const xs[3] = {s.x, s.y, s.z};
+    T* const pxs[3] = {s.px, s.py, s.pz};
+    T* const as[3] = {s.ax, s.ay, s.az};
+    M finite = zero == zero;
+    for (std::size_t i = begin; i < end; i += L)
+    {
+        SlotForce<B> f[4];
+        if (iterations > 0)
+            slot_forces_vector<Arch>(s, c, i, contiguous, iota, f);
+        B a[3] = {zero, zero, zero};
+        if (read_accumulators)
+            for (int axis = 0; axis < 3; ++axis)
+                a[axis] = simd::load<T, Arch>(as[axis] + i);
+        for (int n = 0; n < iterations; ++n)
+            for (int k = 0; k < 4; ++k)
+            {
+                a[0] = a[0] + f[k].x;
+                a[1] = a[1] + f[k].y;
+                a[2] = a[2] + f[k].z;
+            }
+        const B w = s.inv_mass ? simd::load<T, Arch>(s.inv_mass + i) : one;
+        const M in_range = i + L <= end ? (zero == zero) : simd::first_lanes<T, Arch>(end - i);
+        const M free = (w > zero) && in_range;
+        for (int axis = 0; axis < 3; ++axis)
+        {
+            const B xo = simd::load<T, Arch>(xs[axis] + i);
+            const B v = damping * (xo - simd::load<T, Arch>(pxs[axis] + i));
+            const B xn = xsimd::select(free, xo + v + (g[axis] + w * a[axis]) * dt2, xo);
+            simd::store<T, Arch>(pxs[axis] + i, xn);
+            finite = finite && xsimd::isfinite(xn);
+        }
+    }
+    return xsimd::all(finite);
+}
+
+/// Scalar twin of sweep_vector.
+template <class T>
+bool sweep_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p,
+                  std::size_t begin, std::size_t end, int iterations, bool read_accumulators)
+{
+    bool finite = true;
+    T* const xs[3] = {s.x, s.y, s.z};
+    T* const pxs[3] = {s.px, s.py, s.pz};
+    T* const as[3] = {s.ax, s.ay, s.az};
+    const T g[3] = {p.gx, p.gy, p.gz};
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        SlotForce<T> f[4];
+        if (iterations > 0)
+            slot_forces_scalar(s, c, i, f);
+        T a[3] = {T(0), T(0), T(0)};
+        if (read_accumulators)
+            for (int axis = 0; axis < 3; ++axis)
+                a[axis] = as[axis][i];
+        for (int n = 0; n < iterations; ++n)
+            for (int k = 0; k < 4; ++k)
+            {
+                a[0] = a[0] + f[k].x;
+                a[1] = a[1] + f[k].y;
+                a[2] = a[2] + f[k].z;
+            }
+        const T w = s.inv_mass ? s.inv_mass[i] : T(1);
+        for (int axis = 0; axis < 3; ++axis)
+        {
+            const T xo = xs[axis][i];
+            const T v = p.damping * (xo - pxs[axis][i]);
+            const T xn = w > T(0) ? xo + v + (g[axis] + w * a[axis]) * p.dt2 : xo;
+            pxs[axis][i] = xn;
+            finite = finite && std::isfinite(xn);
+        }
+    }
+    return finite;
 }
 
 /// True when every coordinate of particles [0, size) is finite. Used after position projections,

@@ -11,12 +11,14 @@
 //    6. the step's accumulate_forces callback
 //    7. the constraint solve: `iterations` passes over unchanged positions
 //    8. Verlet integration of free particles
+//       (7 and 8 run as one fused sweep by default: see set_fused)
 //    9. position projections, in registration order
 //   10. constraint edits, in registration order
 //   11. divergence check
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +35,7 @@
 #include "controllers.hpp"
 #include "kernels.hpp"
 #include "log.hpp"
+#include "parallel.hpp"
 #include "state.hpp"
 
 namespace simdverlet
@@ -263,6 +266,56 @@ class Simulation
     void set_vectorized(bool on) noexcept { m_vectorized = on; }
     bool vectorized() const noexcept { return m_vectorized; }
 
+    /// Fused (default): solve and integrate in one sweep that reads the positions once, writes the
+    /// new ones into the previous-position array and swaps the two, and reads the accumulators only
+    /// when a force stage wrote them. Unfused: the reference order of steps 7 and 8 as two passes,
+    /// the solve adding into the accumulators. Both give the same bits (tested). After a fused
+    /// step the accumulators hold only what the force stages added (zero without any); after an
+    /// unfused one they include the springs.
+    void set_fused(bool on) noexcept { m_fused = on; }
+    bool fused() const noexcept { return m_fused; }
+
+    /// The grid fast path (default on): a lane group whose neighbours in a slot sit at one constant
+    /// index offset is read with contiguous loads instead of a gather. Off forces gathers; the
+    /// results are bit-identical either way (tested).
+    void set_grid_path(bool on) noexcept { m_grid_path = on; }
+    bool grid_path() const noexcept { return m_grid_path; }
+
+    /// Spreads the particle sweeps (solve, integrate, collider passes) over an executor, in chunks
+    /// of `grain` particles rounded up to whole 64-byte blocks. nullptr runs serially. Results do
+    /// not depend on the executor, its thread count or the grain.
+    void set_executor(std::shared_ptr<Executor> executor, std::size_t grain = 8192)
+    {
+        if (grain == 0)
+            throw std::invalid_argument("simdverlet: executor grain must be > 0");
+        m_executor = std::move(executor);
+        m_grain = grain;
+    }
+    Executor* executor() const noexcept { return m_executor.get(); }
+
+    /// Particles per executor chunk: the grain rounded up to whole padding blocks.
+    std::size_t chunk_size() const noexcept
+    {
+        const std::size_t block = simd::kPadLanes<T>;
+        return (std::max(m_grain, block) + block - 1) / block * block;
+    }
+
+    /// Calls fn(begin, end) over [0, n) split into the executor's chunks (one call when serial).
+    /// Chunk bounds are multiples of whole padding blocks, so a vector kernel never shares a lane
+    /// group between two chunks.
+    template <class Fn>
+    void for_each_chunk(std::size_t n, Fn&& fn) const
+    {
+        const std::size_t chunk = chunk_size();
+        if (!m_executor || n <= chunk)
+        {
+            fn(std::size_t(0), n);
+            return;
+        }
+        const std::size_t count = (n + chunk - 1) / chunk;
+        m_executor->run(count, [&](std::size_t k) { fn(k * chunk, std::min(n, (k + 1) * chunk)); });
+    }
+
     /// True from the first step that left a coordinate non-finite. Nothing is clamped.
     bool diverged() const noexcept { return m_diverged; }
     std::uint64_t step_count() const noexcept { return m_steps; }
@@ -311,13 +364,16 @@ class Simulation
         apply_removals();
         if (m_constraints.size() != m_state.size())
             m_constraints.resize(m_state.size()); // particles appended through state() directly
-        zero_accumulators();
+        const bool stages_write_forces = !m_generators.empty() || !m_bulk_forces.empty() || bool(accumulate_forces);
+        if (stages_write_forces || !m_fused || m_accumulators_dirty)
+            zero_accumulators();
         apply_force_generators(dt);
         m_bulk_forces.run(m_state, dt);
         if (accumulate_forces)
             accumulate_forces(m_state, dt);
-        solve_constraints(params.iterations);
-        bool finite = integrate(dt, params);
+        m_accumulators_dirty = stages_write_forces || !m_fused;
+        bool finite = m_fused ? solve_and_integrate(dt, params, stages_write_forces)
+                              : (solve_constraints(params.iterations), integrate(dt, params));
         m_projections.run(m_state, dt);
         m_edits.run(m_state, m_constraints, dt);
         if (!m_projections.empty() && finite)
@@ -325,6 +381,30 @@ class Simulation
         ++m_steps;
         if (!finite && !m_diverged)
             report_divergence(dt, params.iterations);
+    }
+
+    kernels::IntegrateParams<T> integrate_params(T dt, const StepParams<T>& params) const
+    {
+        return {dt * dt, params.damping, params.gravity.x(), params.gravity.y(), params.gravity.z()};
+    }
+
+    /// Steps 7 and 8 as one sweep per chunk; the new positions land in the previous-position
+    /// arrays, which then become the position arrays.
+    bool solve_and_integrate(T dt, const StepParams<T>& params, bool read_accumulators)
+    {
+        const auto s = m_state.arrays_view();
+        const auto c = m_constraints.arrays_view();
+        const auto p = integrate_params(dt, params);
+        std::atomic<bool> finite{true};
+        for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
+            const bool ok = m_vectorized ? kernels::sweep_vector<xsimd::default_arch>(s, c, p, begin, end, params.iterations,
+                                                                                     read_accumulators, m_grid_path)
+                                         : kernels::sweep_scalar(s, c, p, begin, end, params.iterations, read_accumulators);
+            if (!ok)
+                finite.store(false, std::memory_order_relaxed);
+        });
+        m_state.swap_positions_with_previous();
+        return finite.load();
     }
 
     void apply_removals()
@@ -374,19 +454,26 @@ class Simulation
             return;
         const auto s = m_state.arrays_view();
         const auto c = m_constraints.arrays_view();
-        if (m_vectorized)
-            kernels::accumulate_vector<xsimd::default_arch>(s, c, 0, s.size, iterations);
-        else
-            kernels::accumulate_scalar(s, c, 0, s.size, iterations);
+        for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
+            if (m_vectorized)
+                kernels::accumulate_vector<xsimd::default_arch>(s, c, begin, end, iterations, m_grid_path);
+            else
+                kernels::accumulate_scalar(s, c, begin, end, iterations);
+        });
     }
 
     bool integrate(T dt, const StepParams<T>& params)
     {
         const auto s = m_state.arrays_view();
-        const kernels::IntegrateParams<T> p{dt * dt, params.damping, params.gravity.x(), params.gravity.y(),
-                                            params.gravity.z()};
-        return m_vectorized ? kernels::integrate_vector<xsimd::default_arch>(s, p, 0, s.size)
-                            : kernels::integrate_scalar(s, p, 0, s.size);
+        const auto p = integrate_params(dt, params);
+        std::atomic<bool> finite{true};
+        for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
+            const bool ok = m_vectorized ? kernels::integrate_vector<xsimd::default_arch>(s, p, begin, end)
+                                         : kernels::integrate_scalar(s, p, begin, end);
+            if (!ok)
+                finite.store(false, std::memory_order_relaxed);
+        });
+        return finite.load();
     }
 
     void report_divergence(T dt, int iterations)
@@ -411,7 +498,12 @@ class Simulation
     std::uint64_t m_next_id = 1;
     std::uint64_t m_steps = 0;
     bool m_vectorized = true;
+    bool m_fused = true;
+    bool m_grid_path = true;
+    bool m_accumulators_dirty = false; ///< a stage or an unfused solve wrote them since they were zeroed
     bool m_diverged = false;
+    std::shared_ptr<Executor> m_executor;
+    std::size_t m_grain = 8192;
 };
 
 // ---- PidController members that need the whole Simulation ------------------------------------

@@ -1,0 +1,133 @@
+// The fused sweep, the grid fast path and the executors: each must give the bits of the reference
+// (unfused, gather, serial) path exactly.
+#include <thread>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+#if SIMDVERLET_HAVE_OPENMP
+#    include <simdverlet/parallel/openmp.hpp>
+#endif
+#if SIMDVERLET_HAVE_TBB
+#    include <simdverlet/parallel/tbb.hpp>
+#endif
+
+using namespace simdverlet;
+using namespace simdverlet::testing;
+
+namespace
+{
+/// A scene that exercises every stage: a cloth (with curvature) that a ball and a floor hold, a
+/// rope tied to it, tearing, wind, a grab, and torn and re-attached slots so that lane groups take
+/// the grid path and the gather path in the same step.
+template <class T>
+struct Scene
+{
+    Simulation<T> sim;
+    Scene()
+    {
+        auto cloth = add_cloth(sim, {.width = 37, .height = 23, .spacing = T(0.25), .position = [](int c, int r) {
+                                         return Vec3<T>(T(0.25) * T(c), T(0), T(0.25) * T(r));
+                                     }});
+        auto rope = add_strand(sim, {.count = 30, .spacing = T(0.2), .bend_stiffness = T(0.4), .position = [](int n) {
+                                         return Vec3<T>(T(9.5), T(0.2) * T(n + 1), T(5.5));
+                                     }});
+        rope.attach_to(cloth.index(36, 22), 0);
+        add_colliders(sim, {.relaxations = 2},
+                      SphereCollider<T>({.center = {T(4.5), T(2), T(2.75)}, .radius = T(1.5)}, {.friction = T(0.6)}),
+                      PlaneCollider<T>({.normal = {0, -1, 0}, .offset = T(-3.5)}));
+        add_tearing(sim, {.max_strain = T(0.6)});
+        add_wind(sim, {.velocity = {T(1), T(0), T(0.5)}, .cloths = {cloth}});
+        cloth.grab_nearest(cloth.position(0, 0));
+        // Tear a few slots and re-attach others across the sheet: those lane groups must gather.
+        cut(sim, Vec3<T>(T(2.1), T(-1), T(0)), Vec3<T>(T(2.1), T(1), T(0)), ViewPlane::xy);
+        sim.constraints().clear_slot(cloth.index(10, 10), kClothRight);
+        sim.constraints().clear_slot(cloth.index(11, 10), kClothLeft);
+        sim.constraints().set_slot(cloth.index(10, 10), kClothRight, std::int32_t(cloth.index(20, 3)), T(3), T(60));
+    }
+};
+
+template <class T, class Configure>
+Simulation<T> run(Configure configure, int frames = 120)
+{
+    Scene<T> scene;
+    configure(scene.sim);
+    for (int frame = 0; frame < frames; ++frame)
+        scene.sim.step({.gravity = {T(0), T(2), T(0)}, .iterations = 16, .substeps = 2});
+    return std::move(scene.sim);
+}
+} // namespace
+
+TEMPLATE_TEST_CASE("the fused sweep is bit-identical to the unfused reference order", "[parallel]", float, double)
+{
+    for (bool vectorized : {true, false})
+    {
+        const auto fused = run<TestType>([&](auto& s) { s.set_vectorized(vectorized); });
+        const auto reference = run<TestType>([&](auto& s) {
+            s.set_vectorized(vectorized);
+            s.set_fused(false);
+        });
+        INFO("vectorized " << vectorized);
+        CHECK(same_positions(fused, reference));
+        CHECK(fused.constraints() == reference.constraints()); // the same tears too
+        CHECK(furthest_apart(fused, run<TestType>([](auto&) {}, 0)) > 0.5); // and it did move
+    }
+}
+
+TEMPLATE_TEST_CASE("the grid fast path is bit-identical to gathering every neighbour", "[parallel]", float, double)
+{
+    REQUIRE(simd::kLanes<TestType> > 1);
+    const auto grid = run<TestType>([](auto&) {});
+    const auto gather = run<TestType>([](auto& s) { s.set_grid_path(false); });
+    CHECK(same_positions(grid, gather));
+    CHECK(grid.constraints() == gather.constraints());
+    // Both paths really ran: the scene has lane groups of each kind.
+    Scene<TestType> scene;
+    const auto s = scene.sim.state().arrays_view();
+    const auto c = scene.sim.constraints().arrays_view();
+    int contiguous = 0, gathered = 0;
+    for (std::size_t i = 0; i + simd::kLanes<TestType> <= s.size; i += simd::kLanes<TestType>)
+        for (int k = 0; k < 4; ++k)
+        {
+            bool run_of_neighbours = c.neighbour[k][i] >= 0;
+            for (std::size_t lane = 1; lane < simd::kLanes<TestType>; ++lane)
+                run_of_neighbours = run_of_neighbours && (c.neighbour[k][i + lane] == c.neighbour[k][i] + std::int32_t(lane) ||
+                                                          c.neighbour[k][i + lane] == -1);
+            (run_of_neighbours ? contiguous : gathered) += 1;
+        }
+    CHECK(contiguous > 100);
+    CHECK(gathered > 10);
+}
+
+TEMPLATE_TEST_CASE("results do not depend on the executor, its thread count or its grain", "[parallel]", float, double)
+{
+    const auto serial = run<TestType>([](auto&) {});
+    std::vector<std::pair<std::string, std::shared_ptr<Executor>>> executors = {
+        {"serial executor", std::make_shared<SerialExecutor>()}};
+#if SIMDVERLET_HAVE_OPENMP
+    for (int threads : {1, 2, 3, 8})
+        executors.emplace_back("OpenMP x" + std::to_string(threads), std::make_shared<OpenMPExecutor>(threads));
+#endif
+#if SIMDVERLET_HAVE_TBB
+    for (int threads : {1, 2, 3, 8})
+        executors.emplace_back("oneTBB x" + std::to_string(threads), std::make_shared<TbbExecutor>(threads));
+#endif
+    REQUIRE(executors.size() >= 1 + 4 * (SIMDVERLET_HAVE_OPENMP + SIMDVERLET_HAVE_TBB));
+    for (const auto& [name, executor] : executors)
+        for (std::size_t grain : {std::size_t(1), std::size_t(64), std::size_t(100), std::size_t(1000)})
+        {
+            INFO(name << ", grain " << grain);
+            const auto threaded = run<TestType>([&](auto& s) { s.set_executor(executor, grain); }, 60);
+            const auto reference = run<TestType>([](auto&) {}, 60);
+            CHECK(same_positions(threaded, reference));
+            CHECK(threaded.constraints() == reference.constraints());
+        }
+    CHECK(serial.size() > 0);
+}
+
+TEST_CASE("an executor grain of 0 is refused", "[parallel][errors]")
+{
+    Simulation<float> sim;
+    CHECK_THROWS_AS(sim.set_executor(std::make_shared<SerialExecutor>(), 0), std::invalid_argument);
+    CHECK(sim.executor() == nullptr);
+}
