@@ -669,7 +669,8 @@ class ColliderSet
     void project(State3<T>& state)
     {
         m_contacts = 0;
-        const auto [begin, end] = m_range.resolve(state.size());
+        const auto bounds = m_range.resolve(state.size());
+        const std::size_t begin = bounds.first, end = bounds.second; // named, not bound: lambdas capture them
         const auto view = state.arrays_view();
         const std::size_t n = m_colliders.size();
         if (n == 0 || begin >= end)
