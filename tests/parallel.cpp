@@ -113,10 +113,11 @@ TEMPLATE_TEST_CASE("results do not depend on the executor, its thread count or i
         executors.emplace_back("oneTBB x" + std::to_string(threads), std::make_shared<TbbExecutor>(threads));
 #endif
     REQUIRE(executors.size() >= 1 + 4 * (SIMDVERLET_HAVE_OPENMP + SIMDVERLET_HAVE_TBB));
-    for (const auto& [name, executor] : executors)
+    for (const auto& named : executors)
         for (std::size_t grain : {std::size_t(1), std::size_t(64), std::size_t(100), std::size_t(1000)})
         {
-            INFO(name << ", grain " << grain);
+            const auto& executor = named.second;
+            INFO(named.first << ", grain " << grain);
             const auto threaded = run<TestType>([&](auto& s) { s.set_executor(executor, grain); }, 60);
             const auto reference = run<TestType>([](auto&) {}, 60);
             CHECK(same_positions(threaded, reference));
