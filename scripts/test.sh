@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, then configure, build and run the tests with g++ and with clang++,
 # warnings as errors (workflow presets `ci` and `ci-clang`, build/dev and build/clang), again under
-# the sanitizers (`asan`), and fuzz the simulation for 30 seconds (`fuzz-smoke`, build/fuzz).
+# the sanitizers (`asan`), and fuzz the simulation with 6000 seeded inputs (`fuzz-smoke`, build/fuzz).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -9,4 +9,4 @@ bash scripts/install-deps.sh
 cmake --workflow --preset ci
 cmake --workflow --preset ci-clang
 cmake --workflow --preset asan       # the tests under AddressSanitizer + UndefinedBehaviorSanitizer
-cmake --workflow --preset fuzz-smoke # 30 s of libFuzzer over the whole simulation (clang)
+cmake --workflow --preset fuzz-smoke # 6000 seeded libFuzzer inputs over the whole simulation (clang)
