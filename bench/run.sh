@@ -17,7 +17,7 @@ args=(--benchmark_out="$out.json" --benchmark_out_format=json --benchmark_repeti
 
 compiler=$(grep -m1 '^CMAKE_CXX_COMPILER:' build/release/CMakeCache.txt | cut -d= -f2)
 flags=$(grep -o '"command": "[^"]*step.cpp[^"]*"' build/release/compile_commands.json | head -1 |
-        sed -e 's/"command": "//' -e 's/"$//' -e 's/ -o [^ ]*//' -e 's/ -c [^ ]*//')
+        sed -e 's/"command": "//' -e 's/"$//' -e 's/ -o [^ ]*//' -e 's/ -c [^ ]*//' -e "s|$PWD/||g")
 {
     echo "# Benchmark result: $name"
     echo
