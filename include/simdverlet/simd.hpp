@@ -218,7 +218,7 @@ inline bool any(bool m)
 template <class T, class Arch>
 int count(const Mask<T, Arch>& m)
 {
-    return int(reduce_add(xsimd::select(m, Batch<T, Arch>(T(1)), Batch<T, Arch>(T(0)))));
+    return int(simd::reduce_add<T, Arch>(xsimd::select(m, Batch<T, Arch>(T(1)), Batch<T, Arch>(T(0)))));
 }
 
 inline int count(bool m)
