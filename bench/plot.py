@@ -11,7 +11,7 @@ import re
 import sys
 
 COLOURS = ["#5b7fb8", "#2a9d8f", "#e8741c", "#7b5ea7", "#d62828", "#6b4f3a"]
-PATHS = {"0": "grid", "1": "gather", "2": "scalar"}
+PATHS = {"0": "grid", "1": "gather", "2": "scalar", "3": "scalar shuffled"}
 
 
 def medians(path):

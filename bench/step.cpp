@@ -5,8 +5,9 @@
 // "fraction of ceiling" each result prints, measured in the same run on the same arrays.
 //
 // Paths: grid (contiguous neighbour loads), gather (the same cloth with its particles shuffled by a
-// random permutation, so every neighbour is a gather), scalar (the scalar twins). Threads: 1, and
-// 2 through the OpenMP adapter.
+// random permutation, so every neighbour is a gather), scalar (the scalar twins), and scalar on the
+// shuffled cloth (path 3, one thread, the like-for-like partner of the gather path). Threads: 1,
+// and 2 through the OpenMP adapter.
 //
 // Counters:
 //   particle-steps/s   particles advanced per second
@@ -35,7 +36,8 @@ enum Path
 {
     kGrid,
     kGather,
-    kScalar
+    kScalar,
+    kScalarShuffled, ///< the scalar twins on the shuffled cloth: what the gather path is compared with
 };
 
 /// The hanging grid, or the same grid with its particles relabelled by a random permutation.
@@ -130,8 +132,8 @@ void BM_step(benchmark::State& bench)
     const int width = int(bench.range(0)), height = int(bench.range(1)), iterations = int(bench.range(2));
     const auto path = Path(bench.range(3));
     const int threads = int(bench.range(4));
-    auto sim = hanging_grid<T>(width, height, path == kGather);
-    sim.set_vectorized(path != kScalar);
+    auto sim = hanging_grid<T>(width, height, path == kGather || path == kScalarShuffled);
+    sim.set_vectorized(path == kGrid || path == kGather);
     sim.set_grid_path(path == kGrid);
     if (threads > 1)
     {
@@ -163,17 +165,21 @@ void BM_step(benchmark::State& bench)
     bench.counters["slot-forces/s"] = C(slots, C::kIsIterationInvariantRate);
     // Seconds per step from the rate counter's own clock: skeleton / step.
     bench.counters["ceiling"] = C(skeleton, C::kIsIterationInvariantRate);
-    bench.SetLabel(std::string(path == kGrid ? "grid " : path == kGather ? "gather " : "scalar ") +
-                   (path == kScalar ? "" : simd::arch_name()) + (threads > 1 ? " x2" : ""));
+    const char* names[] = {"grid ", "gather ", "scalar", "scalar shuffled"};
+    bench.SetLabel(std::string(names[path]) + (path == kGrid || path == kGather ? simd::arch_name() : "") +
+                   (threads > 1 ? " x2" : ""));
 }
 
 void grid_sizes(benchmark::internal::Benchmark* b)
 {
     for (auto [w, h] : {std::pair{20, 10}, {100, 100}, {316, 316}, {1000, 1000}})
         for (int iterations : {1, 16})
+        {
             for (int path : {kGrid, kGather, kScalar})
                 for (int threads : {1, 2})
                     b->Args({w, h, iterations, path, threads});
+            b->Args({w, h, iterations, kScalarShuffled, 1});
+        }
     b->ArgNames({"w", "h", "it", "path", "threads"});
     b->Unit(benchmark::kMicrosecond);
     b->UseRealTime(); // with two threads, CPU time would count both
