@@ -121,21 +121,29 @@ std::size_t count_segments(const Simulation<T>& sim)
     return n;
 }
 
-/// True when every live slot's neighbour has a live slot pointing back: no half-torn pairs.
+/// Live slots whose neighbour has no live slot pointing back: one-way constraints, and the halves
+/// a faulty tear would leave behind.
 template <class T>
-bool all_pairs_whole(const Simulation<T>& sim)
+std::size_t half_pairs(const Simulation<T>& sim)
 {
     const auto& k = sim.constraints();
+    std::size_t n = 0;
     for (std::size_t i = 0; i < sim.size(); ++i)
         for (int s = 0; s < 4; ++s)
             if (k.live(i, s))
             {
                 const auto j = std::size_t(k.neighbour(i, s));
                 const auto back = k.slot_to(j, std::int32_t(i));
-                if (!back || !k.live(j, *back))
-                    return false;
+                n += back && k.live(j, *back) ? 0 : 1;
             }
-    return true;
+    return n;
+}
+
+/// True when every live slot's neighbour has a live slot pointing back: no half-torn pairs.
+template <class T>
+bool all_pairs_whole(const Simulation<T>& sim)
+{
+    return half_pairs(sim) == 0;
 }
 
 /// Connected components of the particle graph the live slots form (union-find).

@@ -58,9 +58,8 @@ struct ClothOptions
     bool rest_length_from_layout = false; ///< rest lengths measured from `position` instead of spacing
     PidGains<T> grab_gains = {.kp = T(150), .ki = T(50), .kd = T(20)}; ///< the controller grab_nearest installs:
         ///< a soft hand. Carrying the guide's sheet's bottom-centre 4 units in half a second, it holds the peak
-        ///< strain near 0.57 of a teleported copy's and closes to ~0.4 units of the hand a second later; the
-        ///< generic PID defaults (kp 1000) follow tighter but strain the sheet as much as a teleport does
-        ///< (tests/cloth.cpp measures both)
+        ///< strain near 0.57 of a teleported copy's and closes to ~0.4 units of the hand two seconds later
+        ///< (tests/cloth.cpp measures both); stiffer gains follow tighter and strain the sheet more
     std::string name = {};                ///< prefix of the stages it registers; default "cloth@<base>"
 };
 
@@ -218,10 +217,8 @@ class Cloth
         if (d().removed)
             return;
         release();
-        for (std::size_t i = base(); i < end(); ++i)
-            d().sim->constraints().clear_slots(i);
         d().sim->remove_bulk_force(curvature_stage());
-        d().sim->release_range(d().protection);
+        d().sim->detach_block(base(), end(), d().protection);
         data().removed = true;
     }
 

@@ -208,15 +208,9 @@ class DirectedConstraints4
                 ++out;
             }
         }
-        const std::size_t old_size = m_size;
+        // Every slot is remapped below new_size, so resize's shrink check passes; it also resets the
+        // freed rows to empty padding.
         m_size = new_size;
-        for (int s = 0; s < kSlots; ++s)
-            for (std::size_t i = new_size; i < old_size; ++i)
-            {
-                m_neighbour[s][i] = kNone;
-                m_rest[s][i] = T(0);
-                m_stiffness[s][i] = T(0);
-            }
         resize(new_size);
     }
 

@@ -218,6 +218,15 @@ class Simulation
         return m_next_id++;
     }
 
+    /// Undoes what a cloth or strand set up for particles [begin, end): clears their slots and
+    /// lifts the block's removal protection. The particles stay. Returns whether it was protected.
+    bool detach_block(std::size_t begin, std::size_t end, std::uint64_t protection)
+    {
+        for (std::size_t i = begin; i < end && i < m_state.size(); ++i)
+            m_constraints.clear_slots(i);
+        return release_range(protection);
+    }
+
     bool release_range(std::uint64_t id)
     {
         const auto it = std::find_if(m_protected.begin(), m_protected.end(), [&](const auto& r) { return r.id == id; });

@@ -222,10 +222,8 @@ class Strand
     {
         if (d().removed)
             return;
-        for (std::size_t i = base(); i < end(); ++i)
-            d().sim->constraints().clear_slots(i);
         d().sim->remove_position_projection(bend_stage());
-        d().sim->release_range(d().protection);
+        d().sim->detach_block(base(), end(), d().protection);
         data().removed = true;
     }
 

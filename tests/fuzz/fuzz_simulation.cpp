@@ -21,9 +21,12 @@
 
 #include <simdverlet/simdverlet.hpp>
 
+#include "support.hpp"
+
 namespace
 {
 using namespace simdverlet;
+using simdverlet::testing::half_pairs;
 using V = Vec3<float>;
 
 void require(bool ok, const char* what)
@@ -56,21 +59,6 @@ float any_float(FuzzedDataProvider& in, float lo, float hi)
 V any_point(FuzzedDataProvider& in)
 {
     return {any_float(in, -10, 10), any_float(in, -10, 10), any_float(in, -10, 10)};
-}
-
-std::size_t half_pairs(const Simulation<float>& sim)
-{
-    std::size_t n = 0;
-    const auto& k = sim.constraints();
-    for (std::size_t i = 0; i < sim.size(); ++i)
-        for (int s = 0; s < 4; ++s)
-            if (k.live(i, s))
-            {
-                const auto j = std::size_t(k.neighbour(i, s));
-                const auto back = k.slot_to(j, std::int32_t(i));
-                n += back && k.live(j, *back) ? 0 : 1;
-            }
-    return n;
 }
 
 void check_constraints(const Simulation<float>& sim)
