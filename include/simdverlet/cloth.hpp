@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "controllers.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
@@ -94,7 +95,7 @@ class Cloth
     std::size_t index(int col, int row) const
     {
         if (col < 0 || col >= d().width || row < 0 || row >= d().height)
-            throw std::out_of_range("simdverlet: cell (" + std::to_string(col) + ", " + std::to_string(row) +
+            detail::raise<std::out_of_range>("simdverlet: cell (" + std::to_string(col) + ", " + std::to_string(row) +
                                     ") is outside the " + std::to_string(d().width) + " x " +
                                     std::to_string(d().height) + " cloth '" + d().name + "'");
         return d().base + std::size_t(row) * std::size_t(d().width) + std::size_t(col);
@@ -131,7 +132,7 @@ class Cloth
     std::size_t grab_nearest(const Vec3<T>& p)
     {
         if (!p.allFinite())
-            throw std::invalid_argument("simdverlet: grab point is not finite");
+            detail::raise<std::invalid_argument>("simdverlet: grab point is not finite");
         release();
         std::size_t nearest = base();
         T best = std::numeric_limits<T>::infinity();
@@ -152,7 +153,7 @@ class Cloth
     void move_grabbed(const Vec3<T>& p)
     {
         if (!d().grab)
-            throw std::logic_error("simdverlet: cloth '" + d().name + "' has nothing grabbed; call grab_nearest first");
+            detail::raise<std::logic_error>("simdverlet: cloth '" + d().name + "' has nothing grabbed; call grab_nearest first");
         data().grab->set_target(p);
     }
 
@@ -239,7 +240,7 @@ class Cloth
     static void check_curvature(T strength)
     {
         if (!std::isfinite(strength) || strength < T(0))
-            throw std::invalid_argument("simdverlet: curvature strength must be finite and >= 0, got " +
+            detail::raise<std::invalid_argument>("simdverlet: curvature strength must be finite and >= 0, got " +
                                         detail::number(strength));
     }
 
@@ -252,21 +253,21 @@ template <class T>
 void check_cloth_options(const Simulation<T>& sim, const ClothOptions<T>& o)
 {
     if (o.width < 2 || o.height < 2)
-        throw std::invalid_argument("simdverlet: a cloth needs at least 2 x 2 particles, got " +
+        detail::raise<std::invalid_argument>("simdverlet: a cloth needs at least 2 x 2 particles, got " +
                                     std::to_string(o.width) + " x " + std::to_string(o.height));
     if (!std::isfinite(o.spacing) || !(o.spacing > T(0)))
-        throw std::invalid_argument("simdverlet: cloth spacing must be finite and > 0, got " + number(o.spacing));
+        detail::raise<std::invalid_argument>("simdverlet: cloth spacing must be finite and > 0, got " + number(o.spacing));
     if (!std::isfinite(o.stiffness) || o.stiffness < T(0))
-        throw std::invalid_argument("simdverlet: cloth stiffness must be finite and >= 0, got " + number(o.stiffness));
+        detail::raise<std::invalid_argument>("simdverlet: cloth stiffness must be finite and >= 0, got " + number(o.stiffness));
     if (!std::isfinite(o.mass) || !(o.mass > T(0)))
-        throw std::invalid_argument("simdverlet: cloth mass must be finite and > 0, got " + number(o.mass));
+        detail::raise<std::invalid_argument>("simdverlet: cloth mass must be finite and > 0, got " + number(o.mass));
     if (o.mass != T(1) && !sim.state().has_masses())
-        throw std::logic_error("simdverlet: cloth mass " + number(o.mass) +
+        detail::raise<std::logic_error>("simdverlet: cloth mass " + number(o.mass) +
                                " needs a state with per-particle masses (Masses::per_particle)");
     check_gains(o.grab_gains);
     const T curvature = o.curvature_strength.value_or(o.stiffness / T(3));
     if (!std::isfinite(curvature) || curvature < T(0))
-        throw std::invalid_argument("simdverlet: curvature strength must be finite and >= 0, got " +
+        detail::raise<std::invalid_argument>("simdverlet: curvature strength must be finite and >= 0, got " +
                                     number(curvature));
 }
 } // namespace detail
@@ -278,9 +279,9 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
 {
     detail::check_cloth_options(sim, options);
     if (!options.name.empty() && sim.bulk_forces().contains(options.name + ".curvature"))
-        throw std::invalid_argument("simdverlet: a cloth named '" + options.name + "' is already registered");
+        detail::raise<std::invalid_argument>("simdverlet: a cloth named '" + options.name + "' is already registered");
     if (sim.pending_removals() > 0)
-        throw std::logic_error("simdverlet: cannot append a cloth while particle removals are queued: the next "
+        detail::raise<std::logic_error>("simdverlet: cannot append a cloth while particle removals are queued: the next "
                                "step would renumber it. Step once first.");
     const int w = options.width;
     const int h = options.height;
@@ -294,7 +295,7 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
             const Vec3<T> p = options.position ? options.position(c, r)
                                                : Vec3<T>(T(c) * options.spacing, T(r) * options.spacing, T(0));
             if (!p.allFinite())
-                throw std::invalid_argument("simdverlet: cloth layout position of cell (" + std::to_string(c) + ", " +
+                detail::raise<std::invalid_argument>("simdverlet: cloth layout position of cell (" + std::to_string(c) + ", " +
                                             std::to_string(r) + ") is not finite");
             layout.push_back(p);
             pinned.push_back(options.pinned && options.pinned(c, r));
@@ -302,7 +303,7 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
     if (!sim.state().has_masses())
         for (std::size_t k = 0; k < pinned.size(); ++k)
             if (pinned[k])
-                throw std::logic_error("simdverlet: cannot pin cloth cell (" + std::to_string(int(k) % w) + ", " +
+                detail::raise<std::logic_error>("simdverlet: cannot pin cloth cell (" + std::to_string(int(k) % w) + ", " +
                                        std::to_string(int(k) / w) +
                                        "): the simulation's state has unit masses (Masses::unit)");
 

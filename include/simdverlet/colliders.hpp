@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "error.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
@@ -59,7 +60,7 @@ template <class T>
 void check_material(const ContactMaterial<T>& m)
 {
     const auto fail = [](const char* what, T v, const char* range) {
-        throw std::invalid_argument(std::string("simdverlet: collider ") + what + " must be " + range + ", got " +
+        detail::raise<std::invalid_argument>(std::string("simdverlet: collider ") + what + " must be " + range + ", got " +
                                     number(v));
     };
     if (!std::isfinite(m.friction) || m.friction < T(0))
@@ -76,7 +77,7 @@ template <class T>
 void check_point(const char* what, const Vec3<T>& p)
 {
     if (!p.allFinite())
-        throw std::invalid_argument(std::string("simdverlet: collider ") + what + " (" + number(p.x()) + ", " +
+        detail::raise<std::invalid_argument>(std::string("simdverlet: collider ") + what + " (" + number(p.x()) + ", " +
                                     number(p.y()) + ", " + number(p.z()) + ") is not finite");
 }
 
@@ -84,7 +85,7 @@ template <class T>
 void check_radius(T radius)
 {
     if (!std::isfinite(radius) || radius < T(0))
-        throw std::invalid_argument("simdverlet: collider radius must be finite and >= 0, got " + number(radius));
+        detail::raise<std::invalid_argument>("simdverlet: collider radius must be finite and >= 0, got " + number(radius));
 }
 
 /// Below this length a tangential velocity has no direction and friction leaves it alone; below
@@ -194,7 +195,7 @@ class Collider
     int project(State3<T>& state, std::size_t begin, std::size_t end)
     {
         if (begin > end || end > state.size())
-            throw std::out_of_range("simdverlet: collider range [" + std::to_string(begin) + ", " +
+            detail::raise<std::out_of_range>("simdverlet: collider range [" + std::to_string(begin) + ", " +
                                     std::to_string(end) + ") is not inside the " + std::to_string(state.size()) +
                                     " particles");
         m_contacts = enabled ? project_range(state.arrays_view(), begin, end) : 0;
@@ -261,7 +262,7 @@ class PlaneCollider : public Collider<T>
         detail::check_point("normal", n);
         const T len = n.norm();
         if (!(len > detail::kTinyLength<T>))
-            throw std::invalid_argument("simdverlet: plane normal (" + detail::number(n.x()) + ", " +
+            detail::raise<std::invalid_argument>("simdverlet: plane normal (" + detail::number(n.x()) + ", " +
                                         detail::number(n.y()) + ", " + detail::number(n.z()) +
                                         ") is degenerate: it has no direction");
         m_normal = n / len;
@@ -269,7 +270,7 @@ class PlaneCollider : public Collider<T>
     void set_offset(T offset)
     {
         if (!std::isfinite(offset))
-            throw std::invalid_argument("simdverlet: plane offset must be finite, got " + detail::number(offset));
+            detail::raise<std::invalid_argument>("simdverlet: plane offset must be finite, got " + detail::number(offset));
         m_offset = offset;
     }
     const Vec3<T>& normal() const noexcept { return m_normal; }
@@ -435,7 +436,7 @@ class BoxCollider : public Collider<T>
         detail::check_point("max corner", hi);
         for (int k = 0; k < 3; ++k)
             if (lo[k] > hi[k])
-                throw std::invalid_argument("simdverlet: box is inverted on axis " + std::string(1, "xyz"[k]) +
+                detail::raise<std::invalid_argument>("simdverlet: box is inverted on axis " + std::string(1, "xyz"[k]) +
                                             ": min " + detail::number(lo[k]) + " > max " + detail::number(hi[k]));
         m_shape.min = lo;
         m_shape.max = hi;
@@ -533,7 +534,7 @@ class SdfCollider : public Collider<T>
     explicit SdfCollider(Shape shape, const ContactMaterial<T>& material = {}) : Collider<T>(material)
     {
         if (!shape.field)
-            throw std::invalid_argument("simdverlet: SDF collider needs a field");
+            detail::raise<std::invalid_argument>("simdverlet: SDF collider needs a field");
         check_epsilon(shape.epsilon);
         check_max_steps(shape.max_steps);
         m_shape = std::move(shape);
@@ -583,13 +584,13 @@ class SdfCollider : public Collider<T>
     static void check_epsilon(T epsilon)
     {
         if (!std::isfinite(epsilon) || !(epsilon > T(0)))
-            throw std::invalid_argument("simdverlet: SDF epsilon must be finite and > 0, got " +
+            detail::raise<std::invalid_argument>("simdverlet: SDF epsilon must be finite and > 0, got " +
                                         detail::number(epsilon));
     }
     static void check_max_steps(int steps)
     {
         if (steps < 1)
-            throw std::invalid_argument("simdverlet: SDF max_steps must be >= 1, got " + std::to_string(steps));
+            detail::raise<std::invalid_argument>("simdverlet: SDF max_steps must be >= 1, got " + std::to_string(steps));
     }
 
     Shape m_shape;
@@ -646,7 +647,7 @@ class ColliderSet
     void set_relaxations(int n)
     {
         if (n < 1)
-            throw std::invalid_argument("simdverlet: collider relaxations must be >= 1, got " + std::to_string(n));
+            detail::raise<std::invalid_argument>("simdverlet: collider relaxations must be >= 1, got " + std::to_string(n));
         m_relaxations = n;
     }
 

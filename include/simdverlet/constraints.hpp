@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "error.hpp"
 #include "simd.hpp"
 #include "state.hpp"
 
@@ -55,7 +56,7 @@ class DirectedConstraints4
             for (std::size_t i = 0; i < n; ++i)
                 for (int s = 0; s < kSlots; ++s)
                     if (m_neighbour[s][i] >= std::int32_t(n))
-                        throw std::logic_error("simdverlet: cannot shrink constraints to " + std::to_string(n) +
+                        detail::raise<std::logic_error>("simdverlet: cannot shrink constraints to " + std::to_string(n) +
                                                " particles: slot " + std::to_string(s) + " of particle " +
                                                std::to_string(i) + " points at particle " +
                                                std::to_string(m_neighbour[s][i]));
@@ -163,7 +164,7 @@ class DirectedConstraints4
         const auto si = free_slot(i);
         const auto sj = free_slot(j);
         if (!si || !sj)
-            throw std::logic_error("simdverlet: cannot connect particles " + std::to_string(i) + " and " +
+            detail::raise<std::logic_error>("simdverlet: cannot connect particles " + std::to_string(i) + " and " +
                                    std::to_string(j) + ": particle " + std::to_string(!si ? i : j) +
                                    " has no free slot (all four name a neighbour)");
         set_slot(i, *si, std::int32_t(j), rest, stiffness);
@@ -238,13 +239,13 @@ class DirectedConstraints4
     void check_particle(std::size_t i) const
     {
         if (i >= m_size)
-            throw std::out_of_range("simdverlet: " + detail::describe_index(i, m_size));
+            detail::raise<std::out_of_range>("simdverlet: " + detail::describe_index(i, m_size));
     }
 
     static int check_slot(int s)
     {
         if (s < 0 || s >= kSlots)
-            throw std::out_of_range("simdverlet: slot " + std::to_string(s) + " is out of range 0..3");
+            detail::raise<std::out_of_range>("simdverlet: slot " + std::to_string(s) + " is out of range 0..3");
         return s;
     }
 
@@ -257,25 +258,25 @@ class DirectedConstraints4
     void check_neighbour(std::size_t i, std::int64_t j) const
     {
         if (j < 0 || std::size_t(j) >= m_size)
-            throw std::out_of_range("simdverlet: neighbour " + std::to_string(j) + " of particle " +
+            detail::raise<std::out_of_range>("simdverlet: neighbour " + std::to_string(j) + " of particle " +
                                     std::to_string(i) + " is out of range (the simulation holds " +
                                     std::to_string(m_size) + " particles)");
         if (std::size_t(j) == i)
-            throw std::invalid_argument("simdverlet: particle " + std::to_string(i) +
+            detail::raise<std::invalid_argument>("simdverlet: particle " + std::to_string(i) +
                                         " cannot be constrained to itself");
     }
 
     static void check_rest(T rest)
     {
         if (!std::isfinite(rest) || rest < T(0))
-            throw std::invalid_argument("simdverlet: rest length must be finite and >= 0, got " +
+            detail::raise<std::invalid_argument>("simdverlet: rest length must be finite and >= 0, got " +
                                         detail::number(rest));
     }
 
     static void check_stiffness(T stiffness)
     {
         if (!std::isfinite(stiffness) || stiffness < T(0))
-            throw std::invalid_argument("simdverlet: stiffness must be finite and >= 0, got " +
+            detail::raise<std::invalid_argument>("simdverlet: stiffness must be finite and >= 0, got " +
                                         detail::number(stiffness));
     }
 

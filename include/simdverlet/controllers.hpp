@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "error.hpp"
 #include "state.hpp"
 
 namespace simdverlet
@@ -65,7 +66,7 @@ void check_gains(const PidGains<T>& g)
 {
     for (T v : {g.kp, g.ki, g.kd})
         if (!std::isfinite(v) || v < T(0))
-            throw std::invalid_argument("simdverlet: PID gains must be finite and >= 0, got " + number(v));
+            detail::raise<std::invalid_argument>("simdverlet: PID gains must be finite and >= 0, got " + number(v));
 }
 } // namespace detail
 
@@ -81,7 +82,7 @@ class PidController
     void set_target(const Vec3<T>& target)
     {
         if (!target.allFinite())
-            throw std::invalid_argument("simdverlet: PID target is not finite");
+            detail::raise<std::invalid_argument>("simdverlet: PID target is not finite");
         live_state().target = target;
     }
     Vec3<T> target() const { return live_state().target; }
@@ -112,7 +113,7 @@ class PidController
     detail::PidState<T>& live_state() const
     {
         if (!valid())
-            throw std::logic_error("simdverlet: this PID controller was removed");
+            detail::raise<std::logic_error>("simdverlet: this PID controller was removed");
         return *m_state;
     }
 

@@ -15,6 +15,7 @@ enum class LogLevel
 {
     info,
     warning,
+    error, ///< an error in a build without exceptions, just before it aborts
 };
 
 using LogHook = std::function<void(LogLevel, std::string_view)>;
@@ -23,7 +24,7 @@ namespace detail
 {
 inline void log_to_stderr(LogLevel level, std::string_view message)
 {
-    std::cerr << (level == LogLevel::warning ? "simdverlet warning: " : "simdverlet: ") << message << '\n';
+    std::cerr << (level == LogLevel::error ? "simdverlet error: " : level == LogLevel::warning ? "simdverlet warning: " : "simdverlet: ") << message << '\n';
 }
 
 inline LogHook& log_hook_slot()

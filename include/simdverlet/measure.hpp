@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "error.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -48,7 +49,7 @@ template <class T>
 double furthest_apart(const Simulation<T>& a, const Simulation<T>& b, const ParticleRange& range = {})
 {
     if (a.size() != b.size())
-        throw std::invalid_argument("simdverlet: furthest_apart compares simulations of " + std::to_string(a.size()) +
+        detail::raise<std::invalid_argument>("simdverlet: furthest_apart compares simulations of " + std::to_string(a.size()) +
                                     " and " + std::to_string(b.size()) + " particles");
     const auto [begin, end] = range.resolve(a.size());
     double worst = 0;

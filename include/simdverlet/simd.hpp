@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cmath>
 #include <cstdint>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -18,8 +19,35 @@ namespace simdverlet::simd
 /// Written out because the default alignment of xsimd::aligned_allocator changed in xsimd 13.2.
 inline constexpr std::size_t kAlignment = 64;
 
+/// A standard allocator with kAlignment-byte alignment. Our own rather than xsimd's, whose
+/// allocate() contains a throw expression and so cannot compile under -fno-exceptions; C++17's
+/// aligned operator new reports failure the way the project's build mode does.
 template <class T>
-using AlignedVector = std::vector<T, xsimd::aligned_allocator<T, kAlignment>>;
+struct AlignedAllocator
+{
+    using value_type = T;
+
+    AlignedAllocator() noexcept = default;
+    template <class U>
+    AlignedAllocator(const AlignedAllocator<U>&) noexcept
+    {
+    }
+
+    T* allocate(std::size_t n)
+    {
+        return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kAlignment)));
+    }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t(kAlignment)); }
+
+    template <class U>
+    bool operator==(const AlignedAllocator<U>&) const noexcept
+    {
+        return true;
+    }
+};
+
+template <class T>
+using AlignedVector = std::vector<T, AlignedAllocator<T>>;
 
 template <class T, class Arch = xsimd::default_arch>
 using Batch = xsimd::batch<T, Arch>;

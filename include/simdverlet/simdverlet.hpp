@@ -7,6 +7,7 @@
 #include "constraints.hpp"
 #include "controllers.hpp"
 #include "debug_draw.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 #include "log.hpp"
 #include "measure.hpp"

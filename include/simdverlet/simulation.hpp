@@ -33,6 +33,7 @@
 
 #include "constraints.hpp"
 #include "controllers.hpp"
+#include "error.hpp"
 #include "kernels.hpp"
 #include "log.hpp"
 #include "parallel.hpp"
@@ -64,9 +65,9 @@ class StageRegistry
     void add(const std::string& name, Fn fn)
     {
         if (name.empty())
-            throw std::invalid_argument("simdverlet: a stage needs a non-empty name");
+            detail::raise<std::invalid_argument>("simdverlet: a stage needs a non-empty name");
         if (!fn)
-            throw std::invalid_argument("simdverlet: stage '" + name + "' has no function");
+            detail::raise<std::invalid_argument>("simdverlet: stage '" + name + "' has no function");
         for (auto& [n, f] : m_stages)
             if (n == name)
             {
@@ -160,7 +161,7 @@ class Simulation
     {
         m_state.check_index(i);
         if (!fn)
-            throw std::invalid_argument("simdverlet: force generator for particle " + std::to_string(i) +
+            detail::raise<std::invalid_argument>("simdverlet: force generator for particle " + std::to_string(i) +
                                         " has no function");
         m_generators.push_back({m_next_id, std::int32_t(i), std::move(fn)});
         return m_next_id++;
@@ -190,7 +191,7 @@ class Simulation
     {
         detail::check_gains(gains);
         if (!target.allFinite())
-            throw std::invalid_argument("simdverlet: PID target for particle " + std::to_string(i) + " is not finite");
+            detail::raise<std::invalid_argument>("simdverlet: PID target for particle " + std::to_string(i) + " is not finite");
         auto state = std::make_shared<detail::PidState<T>>();
         state->target = target;
         state->gains = gains;
@@ -206,12 +207,12 @@ class Simulation
     std::uint64_t protect_range(std::size_t begin, std::size_t end, std::string owner)
     {
         if (begin > end || end > m_state.size())
-            throw std::out_of_range("simdverlet: range [" + std::to_string(begin) + ", " + std::to_string(end) +
+            detail::raise<std::out_of_range>("simdverlet: range [" + std::to_string(begin) + ", " + std::to_string(end) +
                                     ") is not inside the simulation's " + std::to_string(m_state.size()) +
                                     " particles");
         for (std::int32_t r : m_pending_removals)
             if (std::size_t(r) < end)
-                throw std::logic_error("simdverlet: cannot protect " + owner + " [" + std::to_string(begin) + ", " +
+                detail::raise<std::logic_error>("simdverlet: cannot protect " + owner + " [" + std::to_string(begin) + ", " +
                                        std::to_string(end) + "): particle " + std::to_string(r) +
                                        " below its end is queued for removal");
         m_protected.push_back({m_next_id, begin, end, std::move(owner)});
@@ -244,7 +245,7 @@ class Simulation
         m_state.check_index(i);
         for (const auto& r : m_protected)
             if (i < r.end)
-                throw std::logic_error("simdverlet: cannot remove particle " + std::to_string(i) + ": it is " +
+                detail::raise<std::logic_error>("simdverlet: cannot remove particle " + std::to_string(i) + ": it is " +
                                        (i >= r.begin ? "inside " : "below ") + r.owner + " [" +
                                        std::to_string(r.begin) + ", " + std::to_string(r.end) +
                                        "), which removing it would renumber");
@@ -296,7 +297,7 @@ class Simulation
     void set_executor(std::shared_ptr<Executor> executor, std::size_t grain = 8192)
     {
         if (grain == 0)
-            throw std::invalid_argument("simdverlet: executor grain must be > 0");
+            detail::raise<std::invalid_argument>("simdverlet: executor grain must be > 0");
         m_executor = std::move(executor);
         m_grain = grain;
     }
@@ -355,17 +356,17 @@ class Simulation
     static void check(const StepParams<T>& p)
     {
         if (!std::isfinite(p.dt) || !(p.dt > T(0)))
-            throw std::invalid_argument("simdverlet: dt must be finite and > 0, got " + detail::number(p.dt));
+            detail::raise<std::invalid_argument>("simdverlet: dt must be finite and > 0, got " + detail::number(p.dt));
         if (!std::isfinite(p.damping) || p.damping < T(0) || p.damping > T(1))
-            throw std::invalid_argument("simdverlet: damping must be in [0, 1], got " + detail::number(p.damping));
+            detail::raise<std::invalid_argument>("simdverlet: damping must be in [0, 1], got " + detail::number(p.damping));
         if (!p.gravity.allFinite())
-            throw std::invalid_argument("simdverlet: gravity (" + detail::number(p.gravity.x()) + ", " +
+            detail::raise<std::invalid_argument>("simdverlet: gravity (" + detail::number(p.gravity.x()) + ", " +
                                         detail::number(p.gravity.y()) + ", " + detail::number(p.gravity.z()) +
                                         ") is not finite");
         if (p.iterations < 0)
-            throw std::invalid_argument("simdverlet: iterations must be >= 0, got " + std::to_string(p.iterations));
+            detail::raise<std::invalid_argument>("simdverlet: iterations must be >= 0, got " + std::to_string(p.iterations));
         if (p.substeps < 1)
-            throw std::invalid_argument("simdverlet: substeps must be >= 1, got " + std::to_string(p.substeps));
+            detail::raise<std::invalid_argument>("simdverlet: substeps must be >= 1, got " + std::to_string(p.substeps));
     }
 
     void step_once(T dt, const StepParams<T>& params, const StateStage& accumulate_forces)

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "constraints.hpp"
+#include "error.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -96,22 +97,22 @@ template <class T>
 void check_restorable(const Simulation<T>& sim, const Snapshot<T>& snap)
 {
     if (snap.state.has_masses() != sim.state().has_masses())
-        throw std::invalid_argument(std::string("simdverlet: cannot restore a snapshot ") +
+        detail::raise<std::invalid_argument>(std::string("simdverlet: cannot restore a snapshot ") +
                                     (snap.state.has_masses() ? "with" : "without") +
                                     " per-particle masses into a simulation " +
                                     (sim.state().has_masses() ? "with" : "without") + " them");
     if (snap.constraints.size() != snap.state.size())
-        throw std::invalid_argument("simdverlet: snapshot constraints cover " + std::to_string(snap.constraints.size()) +
+        detail::raise<std::invalid_argument>("simdverlet: snapshot constraints cover " + std::to_string(snap.constraints.size()) +
                                     " particles, its state " + std::to_string(snap.state.size()));
     if (snap.state.size() != sim.size() && (sim.has_index_references() || sim.pending_removals() > 0))
-        throw std::logic_error("simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
+        detail::raise<std::logic_error>("simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
                                " particles into a simulation of " + std::to_string(sim.size()) +
                                " whose cloths, strands, controllers or queued removals refer to particle indices");
 }
 
 inline void fail_load(const std::string& why)
 {
-    throw std::runtime_error("simdverlet: cannot load snapshot: " + why);
+    detail::raise<std::runtime_error>("simdverlet: cannot load snapshot: " + why);
 }
 
 /// Reads a stream into memory, then takes fixed-size fields off its front.
@@ -188,7 +189,7 @@ void save(const Simulation<T>& sim, std::ostream& out)
     put(&checksum, 8);
     out.write(bytes.data(), std::streamsize(bytes.size()));
     if (!out)
-        throw std::runtime_error("simdverlet: writing the snapshot failed");
+        detail::raise<std::runtime_error>("simdverlet: writing the snapshot failed");
 }
 
 /// Reads a stream written by save() and restores it into `sim`. Everything is read, checked

@@ -19,6 +19,7 @@
 
 #include <Eigen/Core>
 
+#include "error.hpp"
 #include "simd.hpp"
 
 namespace simdverlet
@@ -79,7 +80,7 @@ struct ParticleRange
     void check() const
     {
         if (begin > end)
-            throw std::invalid_argument("simdverlet: particle range [" + std::to_string(begin) + ", " +
+            detail::raise<std::invalid_argument>("simdverlet: particle range [" + std::to_string(begin) + ", " +
                                         std::to_string(end) + ") has begin after end");
     }
 };
@@ -125,7 +126,7 @@ class State3
         check_finite_position(p);
         check_inverse_mass(m_size, inv_mass);
         if (m_size >= std::size_t(INT32_MAX))
-            throw std::length_error("simdverlet: a simulation holds at most 2^31 - 1 particles");
+            detail::raise<std::length_error>("simdverlet: a simulation holds at most 2^31 - 1 particles");
         resize_padded(simd::padded_count<T>(m_size + 1));
         const std::size_t i = m_size++;
         m_x[i] = m_px[i] = p.x();
@@ -211,7 +212,7 @@ class State3
     {
         check_index(i);
         if (!v.allFinite())
-            throw std::invalid_argument("simdverlet: velocity of particle " + std::to_string(i) + " is not finite");
+            detail::raise<std::invalid_argument>("simdverlet: velocity of particle " + std::to_string(i) + " is not finite");
         m_px[i] = m_x[i] - v.x();
         m_py[i] = m_y[i] - v.y();
         m_pz[i] = m_z[i] - v.z();
@@ -285,7 +286,7 @@ class State3
     void check_index(std::size_t i) const
     {
         if (i >= m_size)
-            throw std::out_of_range("simdverlet: " + detail::describe_index(i, m_size));
+            detail::raise<std::out_of_range>("simdverlet: " + detail::describe_index(i, m_size));
     }
 
     /// Bit equality of every array over the live particles: NaNs compare by their bits and -0 is
@@ -323,19 +324,19 @@ class State3
     void check_inverse_mass(std::size_t i, T inv_mass) const
     {
         if (!m_has_masses && inv_mass != T(1))
-            throw std::logic_error("simdverlet: cannot give particle " + std::to_string(i) + " inverse mass " +
+            detail::raise<std::logic_error>("simdverlet: cannot give particle " + std::to_string(i) + " inverse mass " +
                                    detail::number(inv_mass) +
                                    ": the state was created with unit masses (Masses::unit), so nothing "
                                    "can be pinned or weighted; create it with Masses::per_particle");
         if (!(inv_mass >= T(0)) || !std::isfinite(inv_mass))
-            throw std::invalid_argument("simdverlet: inverse mass of particle " + std::to_string(i) + " must be "
+            detail::raise<std::invalid_argument>("simdverlet: inverse mass of particle " + std::to_string(i) + " must be "
                                         "finite and >= 0, got " + detail::number(inv_mass));
     }
 
     static void check_finite_position(const Vec3<T>& p)
     {
         if (!p.allFinite())
-            throw std::invalid_argument("simdverlet: position (" + detail::number(p.x()) + ", " +
+            detail::raise<std::invalid_argument>("simdverlet: position (" + detail::number(p.x()) + ", " +
                                         detail::number(p.y()) + ", " + detail::number(p.z()) +
                                         ") is not finite");
     }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "error.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -117,7 +118,7 @@ class Strand
     std::size_t node(int n) const
     {
         if (n < 0 || n >= d().count)
-            throw std::out_of_range("simdverlet: node " + std::to_string(n) + " is outside the " +
+            detail::raise<std::out_of_range>("simdverlet: node " + std::to_string(n) + " is outside the " +
                                     std::to_string(d().count) + "-node strand '" + d().name + "'");
         return d().base + std::size_t(n);
     }
@@ -151,13 +152,13 @@ class Strand
         auto& k = d().sim->constraints();
         state().check_index(particle);
         if (contains(particle))
-            throw std::invalid_argument("simdverlet: cannot tie strand '" + d().name + "' to its own particle " +
+            detail::raise<std::invalid_argument>("simdverlet: cannot tie strand '" + d().name + "' to its own particle " +
                                         std::to_string(particle) + "; pin it or use a second strand");
         if (!k.free_slot(i))
-            throw std::logic_error("simdverlet: strand '" + d().name + "' node " + std::to_string(n) + " (particle " +
+            detail::raise<std::logic_error>("simdverlet: strand '" + d().name + "' node " + std::to_string(n) + " (particle " +
                                    std::to_string(i) + ") has no free slot to tie with");
         if (!k.free_slot(particle))
-            throw std::logic_error("simdverlet: particle " + std::to_string(particle) +
+            detail::raise<std::logic_error>("simdverlet: particle " + std::to_string(particle) +
                                    " has no free slot to tie to: all four name a neighbour (a cloth's interior "
                                    "particle does; tie to an edge, which has one free, or a corner, which has two)");
         const T length = rest.value_or((state().position(particle) - state().position(i)).norm());
@@ -244,7 +245,7 @@ class Strand
     static void check_bend(T bend)
     {
         if (!(bend >= T(0) && bend <= T(1)))
-            throw std::invalid_argument("simdverlet: bend_stiffness must be in [0, 1], got " + detail::number(bend));
+            detail::raise<std::invalid_argument>("simdverlet: bend_stiffness must be in [0, 1], got " + detail::number(bend));
     }
 
     std::shared_ptr<detail::StrandData<T>> m_data;
@@ -256,24 +257,24 @@ template <class T>
 Strand<T> add_strand(Simulation<T>& sim, StrandOptions<T> o)
 {
     if (o.count < 2)
-        throw std::invalid_argument("simdverlet: a strand needs at least 2 nodes, got " + std::to_string(o.count));
+        detail::raise<std::invalid_argument>("simdverlet: a strand needs at least 2 nodes, got " + std::to_string(o.count));
     if (!std::isfinite(o.spacing) || !(o.spacing > T(0)))
-        throw std::invalid_argument("simdverlet: strand spacing must be finite and > 0, got " + detail::number(o.spacing));
+        detail::raise<std::invalid_argument>("simdverlet: strand spacing must be finite and > 0, got " + detail::number(o.spacing));
     if (!std::isfinite(o.stiffness) || o.stiffness < T(0))
-        throw std::invalid_argument("simdverlet: strand stiffness must be finite and >= 0, got " +
+        detail::raise<std::invalid_argument>("simdverlet: strand stiffness must be finite and >= 0, got " +
                                     detail::number(o.stiffness));
     if (!std::isfinite(o.mass) || !(o.mass > T(0)))
-        throw std::invalid_argument("simdverlet: strand mass must be finite and > 0, got " + detail::number(o.mass));
+        detail::raise<std::invalid_argument>("simdverlet: strand mass must be finite and > 0, got " + detail::number(o.mass));
     if (!(o.bend_stiffness >= T(0) && o.bend_stiffness <= T(1)))
-        throw std::invalid_argument("simdverlet: bend_stiffness must be in [0, 1], got " +
+        detail::raise<std::invalid_argument>("simdverlet: bend_stiffness must be in [0, 1], got " +
                                     detail::number(o.bend_stiffness));
     if (!sim.state().has_masses() && o.mass != T(1))
-        throw std::logic_error("simdverlet: strand mass " + detail::number(o.mass) +
+        detail::raise<std::logic_error>("simdverlet: strand mass " + detail::number(o.mass) +
                                " needs a state with per-particle masses (Masses::per_particle)");
     if (!o.name.empty() && sim.position_projections().contains(o.name + ".bend"))
-        throw std::invalid_argument("simdverlet: a strand named '" + o.name + "' is already registered");
+        detail::raise<std::invalid_argument>("simdverlet: a strand named '" + o.name + "' is already registered");
     if (sim.pending_removals() > 0)
-        throw std::logic_error("simdverlet: cannot append a strand while particle removals are queued: the next "
+        detail::raise<std::logic_error>("simdverlet: cannot append a strand while particle removals are queued: the next "
                                "step would renumber it. Step once first.");
     std::vector<Vec3<T>> layout;
     std::vector<bool> pinned;
@@ -281,12 +282,12 @@ Strand<T> add_strand(Simulation<T>& sim, StrandOptions<T> o)
     {
         const Vec3<T> p = o.position ? o.position(n) : Vec3<T>(T(n) * o.spacing, T(0), T(0));
         if (!p.allFinite())
-            throw std::invalid_argument("simdverlet: strand layout position of node " + std::to_string(n) +
+            detail::raise<std::invalid_argument>("simdverlet: strand layout position of node " + std::to_string(n) +
                                         " is not finite");
         layout.push_back(p);
         pinned.push_back(o.pinned && o.pinned(n));
         if (pinned.back() && !sim.state().has_masses())
-            throw std::logic_error("simdverlet: cannot pin strand node " + std::to_string(n) +
+            detail::raise<std::logic_error>("simdverlet: cannot pin strand node " + std::to_string(n) +
                                    ": the simulation's state has unit masses (Masses::unit)");
     }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "debug_draw.hpp"
+#include "error.hpp"
 
 namespace simdverlet::svg
 {
@@ -105,10 +106,10 @@ inline void write_file(const std::string& path, const std::string& content)
 {
     std::ofstream out(path, std::ios::binary);
     if (!out)
-        throw std::runtime_error("simdverlet: cannot open " + path + " for writing");
+        simdverlet::detail::raise<std::runtime_error>("simdverlet: cannot open " + path + " for writing");
     out << content;
     if (!out)
-        throw std::runtime_error("simdverlet: failed writing " + path);
+        simdverlet::detail::raise<std::runtime_error>("simdverlet: failed writing " + path);
 }
 
 inline std::string text(double x, double y, const std::string& content, const char* anchor = "start",
@@ -228,7 +229,7 @@ class Figure
     explicit Figure(FigureOptions options = {}) : m_options(std::move(options))
     {
         if (m_options.columns < 1 || m_options.cell_width < 16)
-            throw std::invalid_argument("simdverlet: a figure needs columns >= 1 and cell_width >= 16");
+            simdverlet::detail::raise<std::invalid_argument>("simdverlet: a figure needs columns >= 1 and cell_width >= 16");
     }
 
     /// A new panel; the reference stays valid as more are added.
@@ -242,7 +243,7 @@ class Figure
     void set_window(const Rect& window)
     {
         if (!(window.w > 0) || !(window.h > 0))
-            throw std::invalid_argument("simdverlet: a figure window needs a positive size");
+            simdverlet::detail::raise<std::invalid_argument>("simdverlet: a figure window needs a positive size");
         m_window = window;
         m_fixed_window = true;
     }

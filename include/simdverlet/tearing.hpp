@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "constraints.hpp"
+#include "error.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -56,7 +57,7 @@ template <class T>
 void check_max_strain(T max_strain)
 {
     if (!std::isfinite(max_strain) || !(max_strain > T(0)))
-        throw std::invalid_argument("simdverlet: max_strain must be finite and > 0, got " + number(max_strain));
+        detail::raise<std::invalid_argument>("simdverlet: max_strain must be finite and > 0, got " + number(max_strain));
 }
 
 /// Clears slot s of i and every other slot joining i and j, either way: the twin of a symmetric
@@ -225,11 +226,11 @@ template <class T>
 std::size_t cut(Simulation<T>& sim, const Vec3<T>& a, const Vec3<T>& b, ViewPlane view = ViewPlane::xy)
 {
     if (!a.allFinite() || !b.allFinite())
-        throw std::invalid_argument("simdverlet: cut stroke end is not finite");
+        detail::raise<std::invalid_argument>("simdverlet: cut stroke end is not finite");
     const auto pa = detail::in_view(a, view);
     const auto pb = detail::in_view(b, view);
     if (pa.u == pb.u && pa.v == pb.v)
-        throw std::invalid_argument("simdverlet: cut stroke from (" + detail::number(pa.u) + ", " +
+        detail::raise<std::invalid_argument>("simdverlet: cut stroke from (" + detail::number(pa.u) + ", " +
                                     detail::number(pa.v) + ") has zero length in its view plane");
     auto& k = sim.constraints();
     const auto& s = sim.state();

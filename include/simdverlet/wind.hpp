@@ -17,6 +17,7 @@
 #include <Eigen/Geometry>
 
 #include "cloth.hpp"
+#include "error.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -55,12 +56,12 @@ template <class T>
 void check_wind(const WindOptions<T>& o)
 {
     if (!o.velocity.allFinite())
-        throw std::invalid_argument("simdverlet: wind velocity (" + number(o.velocity.x()) + ", " +
+        detail::raise<std::invalid_argument>("simdverlet: wind velocity (" + number(o.velocity.x()) + ", " +
                                     number(o.velocity.y()) + ", " + number(o.velocity.z()) + ") is not finite");
     for (auto [what, v] : {std::pair{"drag", o.drag}, std::pair{"pressure", o.pressure},
                            std::pair{"skin_friction", o.skin_friction}})
         if (!std::isfinite(v) || v < T(0))
-            throw std::invalid_argument(std::string("simdverlet: wind ") + what + " must be finite and >= 0, got " +
+            detail::raise<std::invalid_argument>(std::string("simdverlet: wind ") + what + " must be finite and >= 0, got " +
                                         number(v));
     o.particles.check();
 }
@@ -168,7 +169,7 @@ Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
     detail::check_wind(options);
     for (const auto& cloth : options.cloths)
         if (&cloth.simulation() != &sim)
-            throw std::invalid_argument("simdverlet: wind was given cloth '" + cloth.name() +
+            detail::raise<std::invalid_argument>("simdverlet: wind was given cloth '" + cloth.name() +
                                         "' of another simulation");
     auto data = std::make_shared<detail::WindData<T>>(detail::WindData<T>{std::move(options)});
     sim.add_bulk_force(data->options.name, [data](State3<T>& s, T dt) { detail::blow(*data, s, dt); });

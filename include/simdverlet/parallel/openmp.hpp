@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include "../error.hpp"
 #include "../parallel.hpp"
 
 namespace simdverlet
@@ -19,7 +20,7 @@ class OpenMPExecutor final : public Executor
     explicit OpenMPExecutor(int threads = omp_get_max_threads()) : m_threads(threads)
     {
         if (threads < 1)
-            throw std::invalid_argument("simdverlet: an OpenMP executor needs at least 1 thread, got " +
+            detail::raise<std::invalid_argument>("simdverlet: an OpenMP executor needs at least 1 thread, got " +
                                         std::to_string(threads));
     }
 

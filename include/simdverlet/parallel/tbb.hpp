@@ -9,6 +9,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "../error.hpp"
 #include "../parallel.hpp"
 
 namespace simdverlet
@@ -21,7 +22,7 @@ class TbbExecutor final : public Executor
     explicit TbbExecutor(int threads = tbb::this_task_arena::max_concurrency()) : m_threads(threads)
     {
         if (threads < 1)
-            throw std::invalid_argument("simdverlet: a oneTBB executor needs at least 1 thread, got " +
+            detail::raise<std::invalid_argument>("simdverlet: a oneTBB executor needs at least 1 thread, got " +
                                         std::to_string(threads));
         m_arena.initialize(threads);
     }
