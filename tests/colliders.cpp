@@ -2,6 +2,7 @@
 // response promises (static friction, restitution, creases) and the penalty-force trap it avoids.
 #include <cstdio>
 #include <limits>
+#include <numbers>
 #include <random>
 
 #include "catch.hpp"
@@ -129,6 +130,84 @@ TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays; with friction 0 
     CHECK(held_contacts >= 100); // and lying on the sphere, every frame
     CHECK(slid_moved > 1.0);     // two spacings and more: sliding off
     CHECK(slid_contacts < held_contacts);
+}
+
+namespace
+{
+/// One particle released at rest on a plane tilted by `degrees` about z, under gravity 9.81 along
+/// +y (down), with no damping, for `frames` steps at 60 Hz. Returns how far it travelled.
+double slide_on_incline(double degrees, double friction, int frames)
+{
+    const double theta = degrees * std::numbers::pi / 180.0;
+    Simulation<double> sim;
+    sim.add_particle({0, 0, 0});
+    // The legal side is up the page (-y), tilted: downhill is +x.
+    add_colliders(sim, {}, PlaneCollider<double>({.normal = {std::sin(theta), -std::cos(theta), 0}, .offset = 0},
+                                                 {.friction = friction}));
+    for (int frame = 0; frame < frames; ++frame)
+        sim.step({.damping = 1.0, .gravity = {0, 9.81, 0}, .iterations = 0});
+    return sim.state().position(0).norm();
+}
+} // namespace
+
+TEST_CASE("a particle on an incline stays exactly put while tan(theta) <= friction, else slides at g (sin - mu cos)",
+          "[colliders][friction]")
+{
+    // Coulomb: static friction holds while the slope's pull g sin(theta) is at most mu g cos(theta);
+    // past that the particle accelerates at g (sin(theta) - mu cos(theta)). Velocity-only friction
+    // fails the first half by creeping g sin(theta) dt^2 a step.
+    const int frames = 600; // 10 s
+    const double dt = 1.0 / 60.0;
+    for (double mu : {0.3, 0.6, 1.0})
+        for (double degrees : {5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0})
+        {
+            const double theta = degrees * std::numbers::pi / 180.0;
+            const double travelled = slide_on_incline(degrees, mu, frames);
+            CAPTURE(mu, degrees, travelled);
+            if (std::tan(theta) <= mu)
+                CHECK(travelled < 1e-9);
+            else
+            {
+                // Discrete Verlet from rest under constant a covers a dt^2 N (N + 1) / 2 in N steps.
+                const double expected = 9.81 * (std::sin(theta) - mu * std::cos(theta));
+                const double measured = 2.0 * travelled / (dt * dt * frames * (frames + 1.0));
+                CHECK(measured == Approx(expected).epsilon(0.02));
+            }
+        }
+}
+
+TEST_CASE("a sheet draped on a ball half its width with friction 0.6 settles and stays; with friction 0 it slides off",
+          "[colliders][friction]")
+{
+    // The guide's 20 x 10 sheet (9.5 units wide) dropped flat onto a ball of radius 2.4 whose top sits
+    // half a spacing off the sheet's centre, so friction alone keeps it from sliding off one side.
+    const auto drape = [](float friction) {
+        auto sim = flat_sheet<float>();
+        auto world = add_colliders(
+            sim, {}, SphereCollider<float>({.center = {5.0f, 2.9f, 2.75f}, .radius = 2.4f}, {.friction = friction}));
+        // 20 s to settle: the flaps hanging off the ball sway for ~15 s at damping 0.99 (a
+        // swing, not a slide: the centre oscillates about one point). Velocity-only friction
+        // creeps 5e-3 units a second here, and faster the further it gets.
+        for (int frame = 0; frame < 1200; ++frame)
+            sim.step(guide_step<float>(16));
+        const Vec3<double> settled = centroid(sim);
+        int fewest_contacts = std::numeric_limits<int>::max();
+        for (int frame = 0; frame < 240; ++frame) // then 4 s more
+        {
+            sim.step(guide_step<float>(16));
+            fewest_contacts = std::min(fewest_contacts, world->contacts());
+        }
+        return std::tuple{(centroid(sim) - settled).norm(), centroid(sim).y(), fewest_contacts};
+    };
+    const auto [held_moved, held_y, held_contacts] = drape(0.6f);
+    const auto [slid_moved, slid_y, slid_contacts] = drape(0.0f);
+    std::printf("sheet on a ball half its width, 4 s after settling: friction 0.6 moved %.3g (>= %d contacts), "
+                "friction 0 moved %.3g (%d contacts at the end), centre at y %.3g\n",
+                held_moved, held_contacts, slid_moved, slid_contacts, slid_y);
+    CHECK(held_moved < 1e-3);
+    CHECK(held_contacts >= 50); // lying on the ball every frame
+    CHECK(held_y < 2.9);        // above the ball's centre, not fallen past it
+    CHECK(slid_y > 2.9 + 1.0);  // friction 0: slid off and fell below the ball's centre
 }
 
 TEST_CASE("restitution 1 keeps the bounce height, 0.9 returns 0.81 of it per bounce, none adds energy",
@@ -380,11 +459,15 @@ TEST_CASE("bad collider input throws, names the value and changes nothing", "[co
 TEST_CASE("an SDF collider projects onto its field's surface and counts each particle once", "[colliders]")
 {
     auto sim = cloud<double>();
-    // A torus around the y axis: major radius 2, minor 0.6.
-    SdfCollider<double> torus({.field = [](const Vec3<double>& p) {
-        const double q = std::hypot(p.x(), p.z()) - 2.0;
-        return std::hypot(q, p.y()) - 0.6;
-    }});
+    // A torus around the y axis: major radius 2, minor 0.6. Frictionless, so the check below sees
+    // the projection alone: friction's tangential correction runs along the tangent plane, which
+    // on the saddle of a torus's inner side dips inside by the square of the correction.
+    SdfCollider<double> torus({.field =
+                                   [](const Vec3<double>& p) {
+                                       const double q = std::hypot(p.x(), p.z()) - 2.0;
+                                       return std::hypot(q, p.y()) - 0.6;
+                                   }},
+                              {.friction = 0});
     const int contacts = torus.project(sim.state());
     CHECK(contacts > 20);
     for (std::size_t i = 0; i < sim.size(); ++i)

@@ -10,27 +10,34 @@ using namespace simdverlet::testing;
 namespace
 {
 /// A 50-node rope (9.8 units) between two anchors 2 apart, laid out as a zigzag at rest length and
-/// dropped a unit onto a floor, so most of it heaps there. Returns its mean kink angle averaged
-/// over frames 800..900.
+/// dropped onto a floor with friction 0.3, so most of it heaps there. Returns its mean kink angle
+/// over frames 800..900, averaged over six drops (two zigzag phases, three heights): one heap is
+/// chaotic enough that a single drop can rank two close bend stiffnesses either way.
 double heaped_kink(float bend)
 {
-    Simulation<float> sim;
-    add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -1}, {.friction = 0.5f}));
-    const float dx = 2.0f / 49.0f;
-    const float zig = 0.5f * std::sqrt(0.2f * 0.2f - dx * dx);
-    auto rope = add_strand(sim, {.count = 50,
-                                 .spacing = 0.2f,
-                                 .bend_stiffness = bend,
-                                 .position = [&](int n) { return Vec3<float>(dx * float(n), 0, n % 2 ? zig : -zig); },
-                                 .pinned = [](int n) { return n == 0 || n == 49; }});
     double mean = 0;
-    for (int frame = 0; frame < 900; ++frame)
+    for (int drop = 0; drop < 6; ++drop)
     {
-        sim.step({.gravity = {0, 9.81f, 0}, .iterations = 16});
-        if (frame >= 800)
-            mean += rope.mean_kink_degrees() / 100.0;
+        Simulation<float> sim;
+        add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -1}, {.friction = 0.3f}));
+        const float dx = 2.0f / 49.0f;
+        const float zig = 0.5f * std::sqrt(0.2f * 0.2f - dx * dx);
+        const float height = -0.25f * float(drop / 2);
+        auto rope = add_strand(sim, {.count = 50,
+                                     .spacing = 0.2f,
+                                     .bend_stiffness = bend,
+                                     .position = [&](int n) {
+                                         return Vec3<float>(dx * float(n), height, (n + drop) % 2 ? zig : -zig);
+                                     },
+                                     .pinned = [](int n) { return n == 0 || n == 49; }});
+        for (int frame = 0; frame < 900; ++frame)
+        {
+            sim.step({.gravity = {0, 9.81f, 0}, .iterations = 16});
+            if (frame >= 800)
+                mean += rope.mean_kink_degrees() / 600.0;
+        }
+        REQUIRE_FALSE(sim.diverged());
     }
-    REQUIRE_FALSE(sim.diverged());
     return mean;
 }
 } // namespace
@@ -93,10 +100,11 @@ TEST_CASE("the bending projection moves x and px together, so it adds no velocit
     std::vector<Vec3<double>> before;
     for (int n = 0; n < 7; ++n)
         before.push_back(sim.state().velocity(rope.node(n)));
+    const double kinked = rope.mean_kink_degrees(); // 53 degrees
     detail::project_bend(sim.state(), rope.base(), rope.count(), kMaxBendCorrection);
     for (int n = 0; n < 7; ++n)
         CHECK((sim.state().velocity(rope.node(n)) - before[std::size_t(n)]).norm() < 1e-15);
-    CHECK(rope.mean_kink_degrees() < 50.0); // it did straighten
+    CHECK(rope.mean_kink_degrees() < kinked / 4); // one full-strength pass takes most of the kink out
 }
 
 TEST_CASE("a rope tied to a cloth corner pulls the corner", "[strand]")

@@ -184,4 +184,48 @@ void jitter(Simulation<T>& sim, T amount, unsigned seed = 42)
     }
 }
 
+/// Every stage the library offers, on one simulation: a cloth with curvature, a sphere and a floor,
+/// tearing, a gusting wind on the cloth, a rope tied to its corner, and a grab pulling the cloth's
+/// bottom edge down and sideways. What ownership and snapshot tests run, so nothing escapes them.
+template <class T>
+struct FullWorld
+{
+    Cloth<T> cloth;
+    std::shared_ptr<ColliderSet<T>> colliders;
+    Tearing<T> tearing;
+    Wind<T> wind;
+    Strand<T> rope;
+
+    explicit FullWorld(Simulation<T>& sim)
+        : cloth(add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }})),
+          colliders(add_colliders(sim, {}, SphereCollider<T>({.center = {T(5), T(6), T(1)}, .radius = T(1.5)}),
+                                  PlaneCollider<T>({.normal = {0, -1, 0}, .offset = T(-9)}))),
+          tearing(add_tearing(sim, {.max_strain = T(0.25)})),
+          wind(add_wind(sim, {.gust = [](const Vec3<T>& p, T t) {
+                                  return Vec3<T>(T(1) + T(2) * std::sin(T(3) * t), T(0), T(1.5) * std::cos(T(2) * t + p.x()));
+                              },
+                              .cloths = {cloth}})),
+          rope(add_strand(sim, {.count = 8,
+                                .spacing = T(0.3),
+                                .bend_stiffness = T(0.3),
+                                .position = [](int n) { return Vec3<T>(T(0), T(4.5) + T(0.3) * T(n + 1), T(0)); }}))
+    {
+        rope.attach_to(cloth.index(0, 9), 0);
+        cloth.grab_nearest(grab_target(0));
+    }
+
+    /// Where the hand is at a frame: it drags the bottom edge's middle down and to the side.
+    static Vec3<T> grab_target(int frame)
+    {
+        return Vec3<T>(T(5) + T(0.01) * T(frame), T(4.5) + T(0.025) * T(frame), T(0.01) * T(frame));
+    }
+
+    /// The user's input for a frame, then the step.
+    void frame(Simulation<T>& sim, int frame)
+    {
+        cloth.move_grabbed(grab_target(frame));
+        sim.step({.gravity = {0, T(2), 0}, .iterations = 16});
+    }
+};
+
 } // namespace simdverlet::testing

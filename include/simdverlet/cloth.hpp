@@ -69,12 +69,10 @@ namespace detail
 template <class T>
 struct ClothData
 {
-    Simulation<T>* sim = nullptr;
+    std::weak_ptr<World<T>> world;
     std::size_t base = 0;
     int width = 0;
     int height = 0;
-    T spacing = T(0);
-    T stiffness = T(0);
     T mass = T(1);
     T curvature = T(0);
     PidGains<T> grab_gains;
@@ -85,8 +83,9 @@ struct ClothData
 };
 } // namespace detail
 
-/// Live handle of a cloth. Copies address the same cloth. Points at its simulation: keep the
-/// simulation where it is (do not move it) while handles are in use.
+/// Live handle of a cloth. Copies address the same cloth. It refers to its simulation's world,
+/// not to the Simulation object, so the simulation may be moved freely; once the simulation is
+/// destroyed, calls that need it report a logic_error naming the cloth.
 template <class T>
 class Cloth
 {
@@ -133,6 +132,7 @@ class Cloth
     {
         if (!p.allFinite())
             detail::raise<std::invalid_argument>("simdverlet: grab point is not finite");
+        auto& world = this->world(); // a destroyed simulation is reported as the cloth's, first
         release();
         std::size_t nearest = base();
         T best = std::numeric_limits<T>::infinity();
@@ -145,7 +145,7 @@ class Cloth
                 nearest = i;
             }
         }
-        data().grab = d().sim->add_pid_position_controller(nearest, p, d().grab_gains);
+        data().grab = world.add_pid_position_controller(nearest, p, d().grab_gains, d().world);
         return nearest;
     }
 
@@ -172,7 +172,7 @@ class Cloth
     {
         if (!d().grab)
             return std::nullopt;
-        return std::size_t(d().grab->particle());
+        return d().grab->particle();
     }
 
     T curvature_strength() const noexcept { return d().curvature; }
@@ -207,7 +207,7 @@ class Cloth
     /// where the cloth is the simulation.
     void step(const StepParams<T>& params, const typename Simulation<T>::StateStage& accumulate_forces = {})
     {
-        d().sim->step(params, accumulate_forces);
+        world().step(params, accumulate_forces);
     }
 
     /// Detaches the cloth: clears its particles' slots, unregisters its curvature, lets go of a
@@ -218,13 +218,14 @@ class Cloth
         if (d().removed)
             return;
         release();
-        d().sim->remove_bulk_force(curvature_stage());
-        d().sim->detach_block(base(), end(), d().protection);
+        world().remove_bulk_force(curvature_stage());
+        world().detach_block(base(), end(), d().protection);
         data().removed = true;
     }
 
     bool removed() const noexcept { return d().removed; }
-    Simulation<T>& simulation() const noexcept { return *d().sim; }
+    /// Whether this cloth was added to `sim` (the same simulation, wherever it has moved).
+    bool belongs_to(const Simulation<T>& sim) const { return d().world.lock() == detail::world_of(sim); }
 
   private:
     template <class U>
@@ -234,7 +235,8 @@ class Cloth
 
     const detail::ClothData<T>& d() const noexcept { return *m_data; }
     detail::ClothData<T>& data() noexcept { return *m_data; }
-    State3<T>& state() const { return d().sim->state(); }
+    detail::World<T>& world() const { return *detail::lock_world(d().world, "cloth '" + d().name + "'"); }
+    State3<T>& state() const { return world().state(); }
     std::string curvature_stage() const { return d().name + ".curvature"; }
 
     static void check_curvature(T strength)
@@ -278,6 +280,7 @@ template <class T>
 Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
 {
     detail::check_cloth_options(sim, options);
+    auto& world = *detail::world_of(sim);
     if (!options.name.empty() && sim.bulk_forces().contains(options.name + ".curvature"))
         detail::raise<std::invalid_argument>("simdverlet: a cloth named '" + options.name + "' is already registered");
     if (sim.pending_removals() > 0)
@@ -335,26 +338,25 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
         }
 
     auto data = std::make_shared<detail::ClothData<T>>();
-    data->sim = &sim;
+    data->world = detail::world_of(sim);
     data->base = base;
     data->width = w;
     data->height = h;
-    data->spacing = options.spacing;
-    data->stiffness = options.stiffness;
     data->mass = options.mass;
     data->curvature = options.curvature_strength.value_or(options.stiffness / T(3));
     data->grab_gains = options.grab_gains;
     data->name = options.name.empty() ? "cloth@" + std::to_string(base) : options.name;
-    data->protection = sim.protect_range(base, base + layout.size(), "cloth '" + data->name + "'");
+    data->protection = world.protect_range(base, base + layout.size(), "cloth '" + data->name + "'");
 
     // One bulk pass over the whole patch rather than a force generator per particle: a single
     // sweep with contiguous neighbour loads, and strength 0 skips it without unregistering.
-    // The stage shares the cloth's data, so curvature keeps working when the user drops the handle.
-    sim.add_bulk_force(data->name + ".curvature", [cloth = data](State3<T>& s, T) {
+    // The stage shares the cloth's data, so curvature keeps working when the user drops the handle,
+    // and refers to the world that owns it, which outlives it and never moves.
+    sim.add_bulk_force(data->name + ".curvature", [cloth = data, world = &world](State3<T>& s, T) {
         if (cloth->curvature == T(0))
             return;
         const auto a = s.arrays_view();
-        if (cloth->sim->vectorized())
+        if (world->vectorized())
             kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(
                 a, cloth->base, std::size_t(cloth->width), std::size_t(cloth->height), cloth->curvature);
         else

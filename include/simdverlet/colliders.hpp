@@ -42,7 +42,8 @@ struct ContactMaterial
                                   ///< bounded by friction x depth: for a particle resting on a surface the
                                   ///< per-frame depth is the displacement the normal force would produce, so
                                   ///< this is the Coulomb limit in displacement units, static friction
-                                  ///< included. 0 is ice; 0.6 holds a sheet on a sphere; 0.5 is in between.
+                                  ///< included: on an incline with tan(theta) <= friction a particle does
+                                  ///< not move at all. 0 is ice; 0.5 holds anything up to 26.6 degrees.
     T tangential_damping = T(0);  ///< in [0, 1]: fraction of the remaining tangential velocity removed on
                                   ///< every contact, unconditionally. A sticky surface; off by default so
                                   ///< Coulomb friction is the only tangential effect.
@@ -125,12 +126,18 @@ M respond(kernels::ParticleLanes<V>& p, const V& nx, const V& ny, const V& nz, c
     const V tx = tx0 * scale;
     const V ty = ty0 * scale;
     const V tz = tz0 * scale;
-    p.px = simd::select(active, x - (tx + vn_new * nx), p.px);
-    p.py = simd::select(active, y - (ty + vn_new * ny), p.py);
-    p.pz = simd::select(active, z - (tz + vn_new * nz), p.pz);
-    p.x = simd::select(active, x, p.x);
-    p.y = simd::select(active, y, p.y);
-    p.z = simd::select(active, z, p.z);
+    // What friction took off this frame's tangential displacement comes out of the position too.
+    // Shortening only the velocity would leave the frame's slide in x: a particle held by static
+    // friction on an incline would still creep g sin(theta) dt^2 every step, for ever.
+    const V fx = x - (tx0 - tx);
+    const V fy = y - (ty0 - ty);
+    const V fz = z - (tz0 - tz);
+    p.px = simd::select(active, fx - (tx + vn_new * nx), p.px);
+    p.py = simd::select(active, fy - (ty + vn_new * ny), p.py);
+    p.pz = simd::select(active, fz - (tz + vn_new * nz), p.pz);
+    p.x = simd::select(active, fx, p.x);
+    p.y = simd::select(active, fy, p.y);
+    p.z = simd::select(active, fz, p.z);
     return active;
 }
 
@@ -612,7 +619,8 @@ template <class T>
 class ColliderSet
 {
   public:
-    ColliderSet(Simulation<T>* sim, ColliderSetOptions options) : m_sim(sim), m_name(std::move(options.name))
+    ColliderSet(std::weak_ptr<detail::World<T>> world, ColliderSetOptions options)
+        : m_world(std::move(world)), m_attached(true), m_name(std::move(options.name))
     {
         set_range(options.range);
         set_relaxations(options.relaxations);
@@ -689,12 +697,13 @@ class ColliderSet
                     if (m_colliders[k]->enabled)
                         count[k] += m_colliders[k]->project_range(view, b, e);
         };
-        if (m_sim && m_sim->executor() && end > m_sim->chunk_size())
+        const auto world = m_world.lock();
+        if (world && world->executor() && end > world->chunk_size())
         {
-            const std::size_t chunk = m_sim->chunk_size();
+            const std::size_t chunk = world->chunk_size();
             const std::size_t chunks = (end + chunk - 1) / chunk;
             counts.assign(chunks, std::vector<int>(n, 0));
-            m_sim->executor()->run(chunks, [&](std::size_t c) {
+            world->executor()->run(chunks, [&](std::size_t c) {
                 const std::size_t b = std::max(c * chunk, begin), e = std::min(end, (c + 1) * chunk);
                 if (b < e)
                     run_range(b, e, counts[c]);
@@ -718,18 +727,21 @@ class ColliderSet
     /// Unregisters the pass from its simulation; the colliders are kept. Returns whether it was
     /// registered. Registering another set under the same name replaces this one: detach only a
     /// set that is still the registered one.
+    /// Reports a logic_error when its simulation is gone.
     bool detach()
     {
-        if (!m_sim)
+        if (!m_attached)
             return false;
-        Simulation<T>* sim = std::exchange(m_sim, nullptr);
-        return sim->remove_position_projection(m_name);
+        const auto world = detail::lock_world(m_world, "collider set '" + m_name + "'");
+        m_attached = false;
+        return world->remove_position_projection(m_name);
     }
 
-    bool attached() const noexcept { return m_sim != nullptr; }
+    bool attached() const noexcept { return m_attached && !m_world.expired(); }
 
   private:
-    Simulation<T>* m_sim;
+    std::weak_ptr<detail::World<T>> m_world;
+    bool m_attached = false;
     std::string m_name;
     ParticleRange m_range;
     int m_relaxations = 1;
@@ -746,7 +758,7 @@ template <class T, class... Colliders>
 std::shared_ptr<ColliderSet<T>> add_colliders(Simulation<T>& sim, ColliderSetOptions options = {},
                                               Colliders... colliders)
 {
-    auto set = std::make_shared<ColliderSet<T>>(&sim, options);
+    auto set = std::make_shared<ColliderSet<T>>(detail::world_of(sim), options);
     (set->add(std::move(colliders)), ...);
     sim.add_position_projection(set->name(), [set](State3<T>& state, T) { set->project(state); });
     return set;

@@ -7,17 +7,25 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "error.hpp"
+#include "stage_state.hpp"
 #include "state.hpp"
 
 namespace simdverlet
 {
 
+namespace detail
+{
 template <class T>
-class Simulation;
+class World;
+template <class T>
+std::shared_ptr<World<T>> lock_world(const std::weak_ptr<World<T>>& world, const std::string& handle);
+} // namespace detail
 
 /// Gains of a PID position controller. Forces are in the solver's units (they are multiplied by
 /// the particle's inverse mass and dt^2 like every other force). The defaults are tuned for a unit
@@ -61,6 +69,16 @@ struct PidState
     }
 };
 
+/// What a snapshot keeps of a controller: its target and the memory of its loop.
+template <class T>
+StageState pid_stage_state(std::shared_ptr<PidState<T>> pid)
+{
+    return field_state(std::move(pid), [](PidState<T>& p) {
+        return std::tie(p.target.x(), p.target.y(), p.target.z(), p.integral.x(), p.integral.y(), p.integral.z(),
+                        p.previous_error.x(), p.previous_error.y(), p.previous_error.z(), p.started);
+    });
+}
+
 template <class T>
 void check_gains(const PidGains<T>& g)
 {
@@ -71,7 +89,8 @@ void check_gains(const PidGains<T>& g)
 } // namespace detail
 
 /// Live handle of a PID position controller registered on a simulation. Copyable; all copies
-/// address the same controller. Outlives neither the simulation nor a remove().
+/// address the same controller. After remove(), or once its simulation is destroyed, every call
+/// but valid() reports a logic_error.
 template <class T>
 class PidController
 {
@@ -94,30 +113,39 @@ class PidController
     }
     PidGains<T> gains() const { return live_state().gains; }
 
-    /// The controlled particle's current index (removals below it renumber it).
-    std::int32_t particle() const;
+    /// The controlled particle's current index (removals below it renumber it); empty once the
+    /// controller was removed or its particle was.
+    std::optional<std::size_t> particle() const;
 
     /// Unregisters the controller; returns whether it was still registered.
     bool remove();
 
-    /// False after remove(), or when the controlled particle was removed from the simulation.
+    /// False after remove(), when the controlled particle was removed from the simulation, or
+    /// when the simulation is gone.
     bool valid() const;
 
   private:
-    friend class Simulation<T>;
-    PidController(Simulation<T>* sim, std::uint64_t id, std::shared_ptr<detail::PidState<T>> state)
-        : m_sim(sim), m_id(id), m_state(std::move(state))
+    friend class detail::World<T>;
+    PidController(std::weak_ptr<detail::World<T>> world, std::uint64_t id, std::shared_ptr<detail::PidState<T>> state)
+        : m_world(std::move(world)), m_id(id), m_state(std::move(state))
     {
     }
+
+    std::string describe() const { return "PID controller #" + std::to_string(m_id); }
 
     detail::PidState<T>& live_state() const
     {
+        if (!m_state)
+            detail::raise<std::logic_error>("simdverlet: this PID controller was never attached to a simulation");
         if (!valid())
-            detail::raise<std::logic_error>("simdverlet: this PID controller was removed");
+        {
+            detail::lock_world(m_world, describe()); // names a destroyed simulation
+            detail::raise<std::logic_error>("simdverlet: " + describe() + " was removed");
+        }
         return *m_state;
     }
 
-    Simulation<T>* m_sim = nullptr;
+    std::weak_ptr<detail::World<T>> m_world;
     std::uint64_t m_id = 0;
     std::shared_ptr<detail::PidState<T>> m_state;
 };

@@ -15,6 +15,11 @@
 //    9. position projections, in registration order
 //   10. constraint edits, in registration order
 //   11. divergence check
+//
+// Ownership: a Simulation owns its World (below, in detail) through a pointer, so moving the
+// Simulation moves only that pointer. Stages registered on the world and handles returned by the
+// world layer (Cloth, Strand, ColliderSet, Tearing, Wind, PidController) refer to the World, which
+// never moves; handles hold it weakly and report a clear error once it is gone.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +30,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -37,23 +43,38 @@
 #include "kernels.hpp"
 #include "log.hpp"
 #include "parallel.hpp"
+#include "stage_state.hpp"
 #include "state.hpp"
 
 namespace simdverlet
 {
+
+template <class T>
+class Simulation;
+
+namespace detail
+{
+template <class T>
+class World;
+template <class T>
+const std::shared_ptr<World<T>>& world_of(const Simulation<T>& sim);
+} // namespace detail
 
 /// What one call to Simulation::step does.
 template <class T>
 struct StepParams
 {
     T dt = T(1) / T(60);                  ///< seconds per step, > 0. One display frame at 60 Hz.
-    T damping = T(0.99);                  ///< fraction of the per-step velocity kept, in [0, 1]. 0.99 bleeds
-                                          ///< 1 % per step: enough to settle a sheet, too little to look viscous.
+    T damping = T(0.99);                  ///< fraction of the velocity kept per call (per dt), in [0, 1]. 0.99
+                                          ///< bleeds 1 % per frame: enough to settle a sheet, too little to look
+                                          ///< viscous. With n substeps each keeps damping^(1/n), so substeps
+                                          ///< change accuracy, not the air.
     Vec3<T> gravity = Vec3<T>::Zero();    ///< acceleration of every free particle, world units / s^2. Off by
                                           ///< default; the guide's pages use +y as down.
     int iterations = 8;                   ///< solve passes, >= 0. Multiplies every stiffness: the sheet feels only
                                           ///< stiffness x iterations. 8 is a middle rung; 0 switches springs off.
-    int substeps = 1;                     ///< >= 1. n runs exactly n steps of dt / n, bit-identical to n calls.
+    int substeps = 1;                     ///< >= 1. n runs exactly n steps of dt / n with damping^(1/n),
+                                          ///< bit-identical to n calls with those values.
 };
 
 /// Name-keyed, ordered list of stages. Adding a name that exists replaces that stage in place, so
@@ -114,18 +135,25 @@ class StageRegistry
     std::vector<std::pair<std::string, Fn>> m_stages;
 };
 
+namespace detail
+{
+/// Everything a simulation is: the state, its constraints, the stage registries and the step.
+/// Lives at a fixed address for its whole life (Simulation holds it by pointer), which is what
+/// lets stages and handles refer to it. Internal: users talk to Simulation.
 template <class T>
-class Simulation
+class World
 {
   public:
     using Scalar = T;
     /// A force on one particle, added to its accumulator in step 4.
-    using ForceGenerator = std::function<Vec3<T>(const State3<T>&, std::int32_t particle, T dt)>;
+    using ForceGenerator = std::function<Vec3<T>(const State3<T>&, std::size_t particle, T dt)>;
     /// Bulk forces and position projections see the whole state.
     using StateStage = std::function<void(State3<T>&, T dt)>;
     using ConstraintEdit = std::function<void(State3<T>&, DirectedConstraints4<T>&, T dt)>;
 
-    explicit Simulation(Masses masses = Masses::per_particle) : m_state(masses) {}
+    explicit World(Masses masses) : m_state(masses) {}
+    World(const World&) = delete;
+    World& operator=(const World&) = delete;
 
     State3<T>& state() noexcept { return m_state; }
     const State3<T>& state() const noexcept { return m_state; }
@@ -133,10 +161,9 @@ class Simulation
     const DirectedConstraints4<T>& constraints() const noexcept { return m_constraints; }
     std::size_t size() const noexcept { return m_state.size(); }
 
-    /// Appends a particle at rest and gives it four empty slots. inv_mass 0 pins it.
-    std::int32_t add_particle(const Vec3<T>& position, T inv_mass = T(1))
+    std::size_t add_particle(const Vec3<T>& position, T inv_mass)
     {
-        const std::int32_t i = m_state.add(position, inv_mass);
+        const std::size_t i = m_state.add(position, inv_mass);
         m_constraints.resize(m_state.size());
         return i;
     }
@@ -144,11 +171,35 @@ class Simulation
     // ---- stage registries -------------------------------------------------------------------
 
     void add_bulk_force(const std::string& name, StateStage fn) { m_bulk_forces.add(name, std::move(fn)); }
-    bool remove_bulk_force(const std::string& name) { return m_bulk_forces.remove(name); }
+    bool remove_bulk_force(const std::string& name) { return drop_state(name, m_bulk_forces.remove(name)); }
     void add_position_projection(const std::string& name, StateStage fn) { m_projections.add(name, std::move(fn)); }
-    bool remove_position_projection(const std::string& name) { return m_projections.remove(name); }
+    bool remove_position_projection(const std::string& name) { return drop_state(name, m_projections.remove(name)); }
     void add_constraint_edit(const std::string& name, ConstraintEdit fn) { m_edits.add(name, std::move(fn)); }
-    bool remove_constraint_edit(const std::string& name) { return m_edits.remove(name); }
+    bool remove_constraint_edit(const std::string& name) { return drop_state(name, m_edits.remove(name)); }
+
+    // ---- stage state (snapshots) --------------------------------------------------------------
+
+    void add_stage_state(const std::string& name, StageState state)
+    {
+        if (name.empty())
+            detail::raise<std::invalid_argument>("simdverlet: stage state needs a non-empty name");
+        if (!state.save || !state.accepts || !state.load)
+            detail::raise<std::invalid_argument>("simdverlet: stage state '" + name + "' lacks save, accepts or load");
+        for (auto& [n, s] : m_stage_states)
+            if (n == name)
+            {
+                s = std::move(state);
+                return;
+            }
+        m_stage_states.emplace_back(name, std::move(state));
+    }
+
+    bool remove_stage_state(const std::string& name)
+    {
+        return std::erase_if(m_stage_states, [&](const auto& s) { return s.first == name; }) > 0;
+    }
+
+    const std::vector<std::pair<std::string, StageState>>& stage_states() const noexcept { return m_stage_states; }
 
     const StageRegistry<StateStage>& bulk_forces() const noexcept { return m_bulk_forces; }
     const StageRegistry<StateStage>& position_projections() const noexcept { return m_projections; }
@@ -163,7 +214,7 @@ class Simulation
         if (!fn)
             detail::raise<std::invalid_argument>("simdverlet: force generator for particle " + std::to_string(i) +
                                         " has no function");
-        m_generators.push_back({m_next_id, std::int32_t(i), std::move(fn)});
+        m_generators.push_back({m_next_id, i, std::move(fn)});
         return m_next_id++;
     }
 
@@ -173,21 +224,20 @@ class Simulation
         if (it == m_generators.end())
             return false;
         m_generators.erase(it);
+        remove_stage_state(controller_state_name(id));
         return true;
     }
 
-    /// The particle a generator acts on now, or -1 once it is gone.
-    std::int32_t force_generator_particle(std::uint64_t id) const
+    std::optional<std::size_t> force_generator_particle(std::uint64_t id) const
     {
         const auto it = std::find_if(m_generators.begin(), m_generators.end(), [&](const auto& g) { return g.id == id; });
-        return it == m_generators.end() ? -1 : it->particle;
+        return it == m_generators.end() ? std::nullopt : std::optional<std::size_t>(it->particle);
     }
 
     std::size_t force_generator_count() const noexcept { return m_generators.size(); }
 
-    /// Pulls particle i toward `target` with a PID controller acting through the force
-    /// accumulators (see controllers.hpp). The handle moves the target and removes the controller.
-    PidController<T> add_pid_position_controller(std::size_t i, const Vec3<T>& target, PidGains<T> gains = {})
+    PidController<T> add_pid_position_controller(std::size_t i, const Vec3<T>& target, PidGains<T> gains,
+                                                 std::weak_ptr<World> self)
     {
         detail::check_gains(gains);
         if (!target.allFinite())
@@ -196,8 +246,9 @@ class Simulation
         state->target = target;
         state->gains = gains;
         const std::uint64_t id = add_force_generator(
-            i, [state](const State3<T>& s, std::int32_t p, T dt) { return state->force(s.position(std::size_t(p)), dt); });
-        return PidController<T>(this, id, std::move(state));
+            i, [state](const State3<T>& s, std::size_t p, T dt) { return state->force(s.position(p), dt); });
+        add_stage_state(controller_state_name(id), detail::pid_stage_state(state));
+        return PidController<T>(std::move(self), id, std::move(state));
     }
 
     // ---- removals -----------------------------------------------------------------------------
@@ -264,12 +315,17 @@ class Simulation
     /// step 6 of every substep. Throws std::invalid_argument, before changing anything, on a
     /// non-positive or non-finite dt, damping outside [0, 1], non-finite gravity, negative
     /// iterations or substeps < 1.
-    void step(const StepParams<T>& params, const StateStage& accumulate_forces = {})
+    void step(const StepParams<T>& params, const StateStage& accumulate_forces)
     {
         check(params);
-        const T dt = params.dt / T(params.substeps);
+        StepParams<T> sub = params;
+        sub.dt = params.dt / T(params.substeps);
+        // damping is per call: each of n substeps keeps its n-th root, so a second of simulated
+        // time bleeds the same velocity at any substep count.
+        if (params.substeps > 1)
+            sub.damping = std::pow(params.damping, T(1) / T(params.substeps));
         for (int n = 0; n < params.substeps; ++n)
-            step_once(dt, params, accumulate_forces);
+            step_once(sub.dt, sub, accumulate_forces);
     }
 
     /// Selects the xsimd kernels (default) or their scalar twins.
@@ -337,7 +393,7 @@ class Simulation
     struct Generator
     {
         std::uint64_t id;
-        std::int32_t particle;
+        std::size_t particle;
         ForceGenerator fn;
     };
 
@@ -347,6 +403,16 @@ class Simulation
         std::size_t begin, end;
         std::string owner;
     };
+
+    /// A stage's saved state goes with the stage: removing the stage by name drops it.
+    bool drop_state(const std::string& name, bool removed)
+    {
+        if (removed)
+            remove_stage_state(name);
+        return removed;
+    }
+
+    static std::string controller_state_name(std::uint64_t id) { return "pid#" + std::to_string(id); }
 
     typename std::vector<Generator>::iterator find_generator(std::uint64_t id)
     {
@@ -372,8 +438,6 @@ class Simulation
     void step_once(T dt, const StepParams<T>& params, const StateStage& accumulate_forces)
     {
         apply_removals();
-        if (m_constraints.size() != m_state.size())
-            m_constraints.resize(m_state.size()); // particles appended through state() directly
         const bool stages_write_forces = !m_generators.empty() || !m_bulk_forces.empty() || bool(accumulate_forces);
         if (stages_write_forces || !m_fused || m_accumulators_dirty)
             zero_accumulators();
@@ -432,9 +496,12 @@ class Simulation
                 remap[i] = next++;
         m_state.compact(keep);
         m_constraints.compact(remap, std::size_t(next));
-        std::erase_if(m_generators, [&](const Generator& g) { return remap[std::size_t(g.particle)] < 0; });
+        for (const auto& g : m_generators)
+            if (remap[g.particle] < 0)
+                remove_stage_state(controller_state_name(g.id));
+        std::erase_if(m_generators, [&](const Generator& g) { return remap[g.particle] < 0; });
         for (auto& g : m_generators)
-            g.particle = remap[std::size_t(g.particle)];
+            g.particle = std::size_t(remap[g.particle]);
         m_pending_removals.clear();
     }
 
@@ -503,6 +570,7 @@ class Simulation
     StageRegistry<StateStage> m_projections;
     StageRegistry<ConstraintEdit> m_edits;
     std::vector<Generator> m_generators;
+    std::vector<std::pair<std::string, StageState>> m_stage_states;
     std::vector<ProtectedRange> m_protected;
     std::vector<std::int32_t> m_pending_removals;
     std::uint64_t m_next_id = 1;
@@ -516,24 +584,185 @@ class Simulation
     std::size_t m_grain = 8192;
 };
 
-// ---- PidController members that need the whole Simulation ------------------------------------
+} // namespace detail
+
+/// A simulation: particles, their constraints and the stages registered on them, stepped by
+/// step(). Movable, not copyable: moving it (a growing std::vector of simulations, a return by
+/// value) keeps every handle and stage working, since they refer to its world, which stays put.
+/// A second simulation is built, or restored from a snapshot, never copied. A moved-from
+/// simulation may only be assigned to or destroyed; anything else reports a logic_error.
+template <class T>
+class Simulation
+{
+  public:
+    using Scalar = T;
+    /// A force on one particle, added to its accumulator in step 4.
+    using ForceGenerator = typename detail::World<T>::ForceGenerator;
+    /// Bulk forces and position projections see the whole state.
+    using StateStage = typename detail::World<T>::StateStage;
+    using ConstraintEdit = typename detail::World<T>::ConstraintEdit;
+
+    explicit Simulation(Masses masses = Masses::per_particle) : m_world(std::make_shared<detail::World<T>>(masses)) {}
+    Simulation(Simulation&&) noexcept = default;
+    Simulation& operator=(Simulation&&) noexcept = default;
+    Simulation(const Simulation&) = delete;
+    Simulation& operator=(const Simulation&) = delete;
+
+    State3<T>& state() { return world().state(); }
+    const State3<T>& state() const { return world().state(); }
+    DirectedConstraints4<T>& constraints() { return world().constraints(); }
+    const DirectedConstraints4<T>& constraints() const { return world().constraints(); }
+    std::size_t size() const { return world().size(); }
+
+    /// Appends a particle at rest with four empty constraint slots and returns its index, the
+    /// one index type every accessor takes. inv_mass 0 pins it. The only way to add a particle.
+    std::size_t add_particle(const Vec3<T>& position, T inv_mass = T(1)) { return world().add_particle(position, inv_mass); }
+
+    // ---- stage registries (DESIGN §4): a name registered again replaces that stage in place ----
+
+    void add_bulk_force(const std::string& name, StateStage fn) { world().add_bulk_force(name, std::move(fn)); }
+    /// Removing a stage also drops the state it saved for snapshots under the same name.
+    bool remove_bulk_force(const std::string& name) { return world().remove_bulk_force(name); }
+    void add_position_projection(const std::string& name, StateStage fn)
+    {
+        world().add_position_projection(name, std::move(fn));
+    }
+    bool remove_position_projection(const std::string& name) { return world().remove_position_projection(name); }
+    void add_constraint_edit(const std::string& name, ConstraintEdit fn) { world().add_constraint_edit(name, std::move(fn)); }
+    bool remove_constraint_edit(const std::string& name) { return world().remove_constraint_edit(name); }
+
+    const StageRegistry<StateStage>& bulk_forces() const { return world().bulk_forces(); }
+    const StageRegistry<StateStage>& position_projections() const { return world().position_projections(); }
+    const StageRegistry<ConstraintEdit>& constraint_edits() const { return world().constraint_edits(); }
+
+    /// Registers the state a stage keeps between steps under the stage's name, so snapshots save
+    /// and restore it (a user stage with a clock or a cache registers one too). Replaces one of
+    /// the same name; removing the stage by name drops it.
+    void add_stage_state(const std::string& name, StageState state) { world().add_stage_state(name, std::move(state)); }
+    bool remove_stage_state(const std::string& name) { return world().remove_stage_state(name); }
+
+    // ---- force generators and controllers ---------------------------------------------------
+
+    /// Registers a force on particle i, evaluated every step; returns an id for removal.
+    std::uint64_t add_force_generator(std::size_t i, ForceGenerator fn) { return world().add_force_generator(i, std::move(fn)); }
+    bool remove_force_generator(std::uint64_t id) { return world().remove_force_generator(id); }
+    /// The particle a generator acts on now (removals below it renumber it); empty once it is gone.
+    std::optional<std::size_t> force_generator_particle(std::uint64_t id) const { return world().force_generator_particle(id); }
+    std::size_t force_generator_count() const { return world().force_generator_count(); }
+
+    /// Pulls particle i toward `target` with a PID controller acting through the force
+    /// accumulators (see controllers.hpp). The handle moves the target and removes the controller;
+    /// the controller's integral and previous error are saved with snapshots.
+    PidController<T> add_pid_position_controller(std::size_t i, const Vec3<T>& target, PidGains<T> gains = {})
+    {
+        return world().add_pid_position_controller(i, target, gains, m_world);
+    }
+
+    // ---- removals -----------------------------------------------------------------------------
+
+    /// Queues particle i for removal at the start of the next step. Particles above it shift down
+    /// by one; slots that pointed at it are cleared, all others renumbered. Refused for a particle
+    /// inside or below a cloth or strand, since removing it would renumber that block.
+    void queue_remove(std::size_t i) { world().queue_remove(i); }
+    std::size_t pending_removals() const { return world().pending_removals(); }
+
+    // ---- stepping ---------------------------------------------------------------------------
+
+    /// Advances the simulation by params.dt, in params.substeps equal steps, each keeping
+    /// damping^(1/substeps) of its velocity. The callback runs in step 6 of every substep. Throws
+    /// std::invalid_argument, before changing anything, on a non-positive or non-finite dt,
+    /// damping outside [0, 1], non-finite gravity, negative iterations or substeps < 1.
+    void step(const StepParams<T>& params, const StateStage& accumulate_forces = {})
+    {
+        world().step(params, accumulate_forces);
+    }
+
+    /// Selects the xsimd kernels (default) or their scalar twins; the bits are the same.
+    void set_vectorized(bool on) { world().set_vectorized(on); }
+    bool vectorized() const { return world().vectorized(); }
+
+    /// Fused (default): solve and integrate in one sweep that reads the positions once and reads
+    /// the accumulators only when a force stage wrote them. Unfused: the reference order of steps
+    /// 7 and 8 as two passes, the solve adding into the accumulators. Both give the same bits
+    /// (tested). After a fused step the accumulators hold only what the force stages added.
+    void set_fused(bool on) { world().set_fused(on); }
+    bool fused() const { return world().fused(); }
+
+    /// The grid fast path (default on): a lane group whose neighbours in a slot sit at one constant
+    /// index offset is read with contiguous loads instead of a gather. Bit-identical either way.
+    void set_grid_path(bool on) { world().set_grid_path(on); }
+    bool grid_path() const { return world().grid_path(); }
+
+    /// Spreads the particle sweeps (solve, integrate, collider passes) over an executor, in chunks
+    /// of `grain` particles rounded up to whole 64-byte blocks. nullptr runs serially. Results do
+    /// not depend on the executor, its thread count or the grain.
+    void set_executor(std::shared_ptr<Executor> executor, std::size_t grain = 8192)
+    {
+        world().set_executor(std::move(executor), grain);
+    }
+    Executor* executor() const { return world().executor(); }
+
+    /// True from the first step that left a coordinate non-finite. Nothing is clamped.
+    bool diverged() const { return world().diverged(); }
+    std::uint64_t step_count() const { return world().step_count(); }
+
+  private:
+    template <class U>
+    friend const std::shared_ptr<detail::World<U>>& detail::world_of(const Simulation<U>& sim);
+
+    detail::World<T>& world() const
+    {
+        if (!m_world)
+            detail::raise<std::logic_error>("simdverlet: this Simulation was moved from; assign a simulation to it "
+                                            "before using it again");
+        return *m_world;
+    }
+
+    std::shared_ptr<detail::World<T>> m_world;
+};
+
+namespace detail
+{
+/// The world behind a simulation, for the world layer's free functions (add_cloth, add_colliders,
+/// ...), which register stages on it and hand out handles that refer to it.
+template <class T>
+const std::shared_ptr<World<T>>& world_of(const Simulation<T>& sim)
+{
+    sim.world(); // reports a moved-from simulation
+    return sim.m_world;
+}
+
+/// What a handle calls before it touches its simulation: the world, or a logic_error naming the
+/// handle when the simulation is gone.
+template <class T>
+std::shared_ptr<World<T>> lock_world(const std::weak_ptr<World<T>>& world, const std::string& handle)
+{
+    auto live = world.lock();
+    if (!live)
+        detail::raise<std::logic_error>("simdverlet: " + handle + " was used after its simulation was destroyed");
+    return live;
+}
+} // namespace detail
+
+// ---- PidController members that need the World ----------------------------------------------
 
 template <class T>
-std::int32_t PidController<T>::particle() const
+std::optional<std::size_t> PidController<T>::particle() const
 {
-    return m_sim ? m_sim->force_generator_particle(m_id) : -1;
+    return detail::lock_world(m_world, describe())->force_generator_particle(m_id);
 }
 
 template <class T>
 bool PidController<T>::remove()
 {
-    return m_sim && m_sim->remove_force_generator(m_id);
+    return detail::lock_world(m_world, describe())->remove_force_generator(m_id);
 }
 
 template <class T>
 bool PidController<T>::valid() const
 {
-    return particle() >= 0;
+    const auto world = m_world.lock();
+    return world && world->force_generator_particle(m_id).has_value();
 }
 
 } // namespace simdverlet

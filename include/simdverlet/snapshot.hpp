@@ -1,16 +1,21 @@
-// Snapshots: the state, the constraint set, the step count and the divergence flag of a
-// simulation, copied out and back bit for bit, and a versioned binary format for them with a
-// checksum. Stages (colliders, cloth curvature, tearing, wind...) are code, not data: they are
-// not saved, and a restored simulation keeps the stages it has.
+// Snapshots: the state, the constraint set, the step count, the divergence flag and the saved
+// state of every stage that keeps any (a wind's clock, a grab's PID memory, tearing's counters:
+// see stage_state.hpp), copied out and back bit for bit, and a versioned binary format for them
+// with a checksum. Stages themselves are code, not data: a restored simulation keeps the stages it
+// has, and a snapshot restores only into a simulation with the same stateful stages.
 //
-// Format, version 1, host byte order (a marker refuses a stream from the other order):
+// Format, version 2, host byte order (a marker refuses a stream from the other order):
 //   "SVLT" | u32 version | u32 byte-order marker 0x01020304 | u8 sizeof(T) | u8 has masses |
 //   u64 particles | u64 steps | u8 diverged |
 //   x y z px py pz ax ay az [inv_mass]: T[particles] each |
 //   for slot 0..3: i32 neighbour[particles], T rest[particles], T stiffness[particles] |
+//   u32 stages | for each: u32 name length, name, u64 byte count, bytes |
 //   u64 FNV-1a of every byte before it
+// Version 1 is version 2 without the stage section; it is still read, and then restores only into
+// a simulation with no stateful stage (there is nothing to give them).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <istream>
@@ -18,6 +23,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "constraints.hpp"
@@ -36,9 +42,11 @@ struct Snapshot
     DirectedConstraints4<T> constraints;
     std::uint64_t steps = 0;
     bool diverged = false;
+    /// Each stateful stage's name and saved bytes, in the order the simulation registered them.
+    std::vector<std::pair<std::string, std::string>> stages;
 };
 
-inline constexpr std::uint32_t kSnapshotFormatVersion = 1;
+inline constexpr std::uint32_t kSnapshotFormatVersion = 2;
 
 namespace detail
 {
@@ -80,21 +88,63 @@ struct SnapshotAccess
     static simd::AlignedVector<T>& rests(DirectedConstraints4<T>& k, int s) { return k.m_rest[s]; }
     static simd::AlignedVector<T>& stiffnesses(DirectedConstraints4<T>& k, int s) { return k.m_stiffness[s]; }
 
-    static Snapshot<T> take(const Simulation<T>& sim) { return {sim.m_state, sim.m_constraints, sim.m_steps, sim.m_diverged}; }
-
-    static void put(Simulation<T>& sim, const Snapshot<T>& snap)
+    static Snapshot<T> take(const World<T>& world)
     {
-        sim.m_state = snap.state;
-        sim.m_constraints = snap.constraints;
-        sim.m_steps = snap.steps;
-        sim.m_diverged = snap.diverged;
+        Snapshot<T> snap{world.m_state, world.m_constraints, world.m_steps, world.m_diverged, {}};
+        for (const auto& [name, state] : world.stage_states())
+            snap.stages.emplace_back(name, state.save());
+        return snap;
+    }
+
+    /// Only after check_restorable passed: nothing here can fail half way.
+    static void put(World<T>& world, const Snapshot<T>& snap)
+    {
+        world.m_state = snap.state;
+        world.m_constraints = snap.constraints;
+        world.m_steps = snap.steps;
+        world.m_diverged = snap.diverged;
+        // The accumulators now hold whatever the snapshot's did: have the next step zero them.
+        world.m_accumulators_dirty = true;
+        for (const auto& [name, state] : world.stage_states())
+            state.load(saved_state(snap, name)->second);
+    }
+
+    static const std::pair<std::string, std::string>* saved_state(const Snapshot<T>& snap, const std::string& name)
+    {
+        for (const auto& stage : snap.stages)
+            if (stage.first == name)
+                return &stage;
+        return nullptr;
     }
 };
+
+/// Throws unless the snapshot holds a state for exactly the stateful stages `world` has, each one
+/// accepted by its stage.
+template <class T>
+void check_stage_states(const World<T>& world, const Snapshot<T>& snap)
+{
+    for (const auto& [name, state] : world.stage_states())
+    {
+        const auto* saved = SnapshotAccess<T>::saved_state(snap, name);
+        if (!saved)
+            detail::raise<std::logic_error>("simdverlet: cannot restore: the snapshot holds no state for stage '" + name +
+                                            "', which this simulation has registered (take the snapshot after "
+                                            "registering the stage)");
+        if (!state.accepts(saved->second))
+            detail::raise<std::invalid_argument>("simdverlet: cannot restore: stage '" + name +
+                                                 "' does not accept the state saved for it");
+    }
+    for (const auto& [name, bytes] : snap.stages)
+        if (std::none_of(world.stage_states().begin(), world.stage_states().end(),
+                         [&](const auto& s) { return s.first == name; }))
+            detail::raise<std::logic_error>("simdverlet: cannot restore: the snapshot holds state for stage '" + name +
+                                            "', which this simulation does not have registered");
+}
 
 /// Throws unless `snap` can replace what `sim` holds: same scalar layout, and a different particle
 /// count only for a simulation with nothing that refers to particle indices.
 template <class T>
-void check_restorable(const Simulation<T>& sim, const Snapshot<T>& snap)
+void check_restorable(const World<T>& sim, const Snapshot<T>& snap)
 {
     if (snap.state.has_masses() != sim.state().has_masses())
         detail::raise<std::invalid_argument>(std::string("simdverlet: cannot restore a snapshot ") +
@@ -108,6 +158,7 @@ void check_restorable(const Simulation<T>& sim, const Snapshot<T>& snap)
         detail::raise<std::logic_error>("simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
                                " particles into a simulation of " + std::to_string(sim.size()) +
                                " whose cloths, strands, controllers or queued removals refer to particle indices");
+    check_stage_states(sim, snap);
 }
 
 inline void fail_load(const std::string& why)
@@ -136,23 +187,51 @@ struct Reader
         take(&v, sizeof v, what);
         return v;
     }
+
+    /// The next n bytes as a string; n is checked against what is left before anything is copied.
+    std::string read_bytes(std::uint64_t n, const char* what)
+    {
+        if (at + 8 > bytes.size() || bytes.size() - 8 - at < n) // the checksum is not part of any field
+            fail_load(std::string("the stream ends inside ") + what + " (truncated?)");
+        std::string out = bytes.substr(at, std::size_t(n));
+        at += std::size_t(n);
+        return out;
+    }
 };
+
+inline void read_stage_states(Reader& r, std::vector<std::pair<std::string, std::string>>& stages)
+{
+    const auto count = r.read<std::uint32_t>("the stage count");
+    for (std::uint32_t k = 0; k < count; ++k)
+    {
+        std::string name = r.read_bytes(r.read<std::uint32_t>("a stage name's length"), "a stage name");
+        std::string state = r.read_bytes(r.read<std::uint64_t>("a stage state's length"), "a stage state");
+        if (name.empty())
+            fail_load("stage " + std::to_string(k) + " has an empty name");
+        for (const auto& stage : stages)
+            if (stage.first == name)
+                fail_load("it holds stage '" + name + "' twice");
+        stages.emplace_back(std::move(name), std::move(state));
+    }
+}
 } // namespace detail
 
 /// A bit-exact copy of what `sim` holds.
 template <class T>
 Snapshot<T> snapshot(const Simulation<T>& sim)
 {
-    return detail::SnapshotAccess<T>::take(sim);
+    return detail::SnapshotAccess<T>::take(*detail::world_of(sim));
 }
 
-/// Puts a snapshot back. Throws, changing nothing, when it does not fit (see check_restorable).
-/// Stepping on from a restored snapshot gives the same bits as the run it was taken from.
+/// Puts a snapshot back, stage state included. Throws, changing nothing, when it does not fit (see
+/// check_restorable). Stepping on from a restored snapshot gives the same bits as the run it was
+/// taken from.
 template <class T>
 void restore(Simulation<T>& sim, const Snapshot<T>& snap)
 {
-    detail::check_restorable(sim, snap);
-    detail::SnapshotAccess<T>::put(sim, snap);
+    auto& world = *detail::world_of(sim);
+    detail::check_restorable(world, snap);
+    detail::SnapshotAccess<T>::put(world, snap);
 }
 
 /// Writes `sim` in the binary format above. Throws std::runtime_error if the stream fails.
@@ -185,6 +264,17 @@ void save(const Simulation<T>& sim, std::ostream& out)
         put(A::rests(snap.constraints, s).data(), n * sizeof(T));
         put(A::stiffnesses(snap.constraints, s).data(), n * sizeof(T));
     }
+    const auto stages = std::uint32_t(snap.stages.size());
+    put(&stages, 4);
+    for (const auto& [name, state] : snap.stages)
+    {
+        const auto name_length = std::uint32_t(name.size());
+        const auto byte_count = std::uint64_t(state.size());
+        put(&name_length, 4);
+        put(name.data(), name.size());
+        put(&byte_count, 8);
+        put(state.data(), state.size());
+    }
     const std::uint64_t checksum = detail::fnv1a(bytes.data(), bytes.size());
     put(&checksum, 8);
     out.write(bytes.data(), std::streamsize(bytes.size()));
@@ -205,8 +295,8 @@ void load(Simulation<T>& sim, std::istream& in)
     if (std::memcmp(magic, detail::kSnapshotMagic, 4) != 0)
         detail::fail_load("not a simdverlet snapshot (bad magic number)");
     const auto version = r.read<std::uint32_t>("the format version");
-    if (version != kSnapshotFormatVersion)
-        detail::fail_load("format version " + std::to_string(version) + ", this build reads version " +
+    if (version != 1 && version != kSnapshotFormatVersion)
+        detail::fail_load("format version " + std::to_string(version) + ", this build reads versions 1 to " +
                           std::to_string(kSnapshotFormatVersion));
     if (r.read<std::uint32_t>("the byte-order marker") != detail::kByteOrderMarker)
         detail::fail_load("written on a machine of the other byte order");
@@ -227,12 +317,17 @@ void load(Simulation<T>& sim, std::istream& in)
     const auto steps = r.read<std::uint64_t>("the step count");
     const bool diverged = r.read<std::uint8_t>("the divergence flag") != 0;
     const std::uint64_t arrays = masses ? 10 : 9;
-    const std::uint64_t expected = r.at + n * (arrays * sizeof(T) + 4 * (4 + 2 * sizeof(T))) + 8;
-    if (n > std::uint64_t(INT32_MAX) || expected != r.bytes.size())
+    if (n > std::uint64_t(INT32_MAX))
+        detail::fail_load("its particle count " + std::to_string(n) + " is more than a simulation holds");
+    const std::uint64_t end_of_arrays = r.at + n * (arrays * sizeof(T) + 4 * (4 + 2 * sizeof(T)));
+    // Version 1 ends with the arrays; version 2 has at least a stage count after them.
+    const std::uint64_t minimum = end_of_arrays + (version == 1 ? 0 : 4) + 8;
+    if (version == 1 ? minimum != r.bytes.size() : minimum > r.bytes.size())
         detail::fail_load("its particle count " + std::to_string(n) + " does not match its length");
 
     using A = detail::SnapshotAccess<T>;
-    Snapshot<T> snap{A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), steps, diverged};
+    Snapshot<T> snap{A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), steps, diverged,
+                     {}};
     for (auto* array : A::arrays(snap.state))
         r.take(array->data(), std::size_t(n) * sizeof(T), "the particle arrays");
     for (int s = 0; s < 4; ++s)
@@ -250,6 +345,12 @@ void load(Simulation<T>& sim, std::istream& in)
                 detail::fail_load("slot " + std::to_string(s) + " of particle " + std::to_string(i) + " is invalid");
         }
     }
+    if (version >= 2)
+        detail::read_stage_states(r, snap.stages);
+    if (r.at + 8 > r.bytes.size())
+        detail::fail_load("the stream ends inside its stage states (truncated?)");
+    if (r.at + 8 < r.bytes.size())
+        detail::fail_load("it has " + std::to_string(r.bytes.size() - 8 - r.at) + " bytes after its last stage");
     const auto w = snap.state.inv_mass();
     for (std::size_t i = 0; i < w.size(); ++i)
         if (!(w[i] >= T(0)) || !std::isfinite(w[i]))

@@ -41,6 +41,8 @@ namespace detail
 /// Grants snapshot.hpp access to the raw arrays; defined there.
 template <class T>
 struct SnapshotAccess;
+template <class T>
+class World;
 
 inline std::string describe_index(std::size_t i, std::size_t size)
 {
@@ -119,23 +121,6 @@ class State3
     /// Length of every array, including the inert padding lanes after size().
     std::size_t padded_size() const noexcept { return m_x.size(); }
     bool has_masses() const noexcept { return m_has_masses; }
-
-    /// Appends a particle at rest at p and returns its index. inv_mass 0 pins it.
-    std::int32_t add(const Vec3<T>& p, T inv_mass = T(1))
-    {
-        check_finite_position(p);
-        check_inverse_mass(m_size, inv_mass);
-        if (m_size >= std::size_t(INT32_MAX))
-            detail::raise<std::length_error>("simdverlet: a simulation holds at most 2^31 - 1 particles");
-        resize_padded(simd::padded_count<T>(m_size + 1));
-        const std::size_t i = m_size++;
-        m_x[i] = m_px[i] = p.x();
-        m_y[i] = m_py[i] = p.y();
-        m_z[i] = m_pz[i] = p.z();
-        if (m_has_masses)
-            m_w[i] = inv_mass;
-        return std::int32_t(i);
-    }
 
     /// Reserves room for n particles without changing size().
     void reserve(std::size_t n)
@@ -246,6 +231,49 @@ class State3
                 m_size,      m_x.size()};
     }
 
+    void check_index(std::size_t i) const
+    {
+        if (i >= m_size)
+            detail::raise<std::out_of_range>("simdverlet: " + detail::describe_index(i, m_size));
+    }
+
+    /// Bit equality of every array over the live particles: NaNs compare by their bits and -0 is
+    /// not +0, which is what "the same state" has to mean for snapshots and determinism checks.
+    friend bool operator==(const State3& a, const State3& b)
+    {
+        if (a.m_size != b.m_size || a.m_has_masses != b.m_has_masses)
+            return false;
+        auto same = [&](const simd::AlignedVector<T>& u, const simd::AlignedVector<T>& v) {
+            return a.m_size == 0 || std::memcmp(u.data(), v.data(), a.m_size * sizeof(T)) == 0;
+        };
+        return same(a.m_x, b.m_x) && same(a.m_y, b.m_y) && same(a.m_z, b.m_z) && same(a.m_px, b.m_px) &&
+               same(a.m_py, b.m_py) && same(a.m_pz, b.m_pz) && same(a.m_ax, b.m_ax) && same(a.m_ay, b.m_ay) &&
+               same(a.m_az, b.m_az) && (!a.m_has_masses || same(a.m_w, b.m_w));
+    }
+
+  private:
+    template <class U>
+    friend struct detail::SnapshotAccess;
+    friend class detail::World<T>;
+
+    /// Appends a particle at rest at p and returns its index. inv_mass 0 pins it. Private: a
+    /// particle joins through Simulation::add_particle, which gives it its constraint slots too.
+    std::size_t add(const Vec3<T>& p, T inv_mass)
+    {
+        check_finite_position(p);
+        check_inverse_mass(m_size, inv_mass);
+        if (m_size >= std::size_t(INT32_MAX))
+            detail::raise<std::length_error>("simdverlet: a simulation holds at most 2^31 - 1 particles");
+        resize_padded(simd::padded_count<T>(m_size + 1));
+        const std::size_t i = m_size++;
+        m_x[i] = m_px[i] = p.x();
+        m_y[i] = m_py[i] = p.y();
+        m_z[i] = m_pz[i] = p.z();
+        if (m_has_masses)
+            m_w[i] = inv_mass;
+        return i;
+    }
+
     /// Removes the particles whose entry in `keep` is false, shifting the rest down in order.
     /// keep.size() must equal size(). Freed lanes become inert padding again.
     void compact(const std::vector<bool>& keep)
@@ -283,29 +311,6 @@ class State3
         m_z.swap(m_pz);
     }
 
-    void check_index(std::size_t i) const
-    {
-        if (i >= m_size)
-            detail::raise<std::out_of_range>("simdverlet: " + detail::describe_index(i, m_size));
-    }
-
-    /// Bit equality of every array over the live particles: NaNs compare by their bits and -0 is
-    /// not +0, which is what "the same state" has to mean for snapshots and determinism checks.
-    friend bool operator==(const State3& a, const State3& b)
-    {
-        if (a.m_size != b.m_size || a.m_has_masses != b.m_has_masses)
-            return false;
-        auto same = [&](const simd::AlignedVector<T>& u, const simd::AlignedVector<T>& v) {
-            return a.m_size == 0 || std::memcmp(u.data(), v.data(), a.m_size * sizeof(T)) == 0;
-        };
-        return same(a.m_x, b.m_x) && same(a.m_y, b.m_y) && same(a.m_z, b.m_z) && same(a.m_px, b.m_px) &&
-               same(a.m_py, b.m_py) && same(a.m_pz, b.m_pz) && same(a.m_ax, b.m_ax) && same(a.m_ay, b.m_ay) &&
-               same(a.m_az, b.m_az) && (!a.m_has_masses || same(a.m_w, b.m_w));
-    }
-
-  private:
-    template <class U>
-    friend struct detail::SnapshotAccess;
 
     std::array<simd::AlignedVector<T>*, 9> arrays() noexcept
     {

@@ -55,7 +55,7 @@ namespace detail
 template <class T>
 struct StrandData
 {
-    Simulation<T>* sim = nullptr;
+    std::weak_ptr<World<T>> world;
     std::size_t base = 0;
     int count = 0;
     T stiffness = T(0);
@@ -108,8 +108,8 @@ void project_bend(State3<T>& state, std::size_t base, int count, T alpha)
 }
 } // namespace detail
 
-/// Live handle of a rope. Copies address the same rope. Points at its simulation: keep the
-/// simulation where it is while handles are in use.
+/// Live handle of a rope. Copies address the same rope. It refers to its simulation's world, so
+/// the simulation may move; once it is destroyed, calls that need it report a logic_error.
 template <class T>
 class Strand
 {
@@ -149,7 +149,7 @@ class Strand
                 std::optional<T> stiffness = std::nullopt)
     {
         const std::size_t i = node(n);
-        auto& k = d().sim->constraints();
+        auto& k = world().constraints();
         state().check_index(particle);
         if (contains(particle))
             detail::raise<std::invalid_argument>("simdverlet: cannot tie strand '" + d().name + "' to its own particle " +
@@ -176,9 +176,9 @@ class Strand
         check_bend(bend);
         data().bend = bend;
         if (bend == T(0))
-            d().sim->remove_position_projection(bend_stage());
-        else if (!d().sim->position_projections().contains(bend_stage()))
-            d().sim->add_position_projection(bend_stage(), [strand = m_data](State3<T>& s, T) {
+            world().remove_position_projection(bend_stage());
+        else if (!world().position_projections().contains(bend_stage()))
+            world().add_position_projection(bend_stage(), [strand = m_data](State3<T>& s, T) {
                 detail::project_bend(s, strand->base, strand->count, strand->bend * T(kMaxBendCorrection));
             });
     }
@@ -214,7 +214,7 @@ class Strand
     /// Steps the whole simulation.
     void step(const StepParams<T>& params, const typename Simulation<T>::StateStage& accumulate_forces = {})
     {
-        d().sim->step(params, accumulate_forces);
+        world().step(params, accumulate_forces);
     }
 
     /// Detaches the rope: clears its nodes' slots, drops its bending pass and its removal
@@ -223,13 +223,12 @@ class Strand
     {
         if (d().removed)
             return;
-        d().sim->remove_position_projection(bend_stage());
-        d().sim->detach_block(base(), end(), d().protection);
+        world().remove_position_projection(bend_stage());
+        world().detach_block(base(), end(), d().protection);
         data().removed = true;
     }
 
     bool removed() const noexcept { return d().removed; }
-    Simulation<T>& simulation() const noexcept { return *d().sim; }
 
   private:
     template <class U>
@@ -239,7 +238,8 @@ class Strand
 
     const detail::StrandData<T>& d() const noexcept { return *m_data; }
     detail::StrandData<T>& data() noexcept { return *m_data; }
-    State3<T>& state() const { return d().sim->state(); }
+    detail::World<T>& world() const { return *detail::lock_world(d().world, "strand '" + d().name + "'"); }
+    State3<T>& state() const { return world().state(); }
     std::string bend_stage() const { return d().name + ".bend"; }
 
     static void check_bend(T bend)
@@ -304,13 +304,13 @@ Strand<T> add_strand(Simulation<T>& sim, StrandOptions<T> o)
     }
 
     auto data = std::make_shared<detail::StrandData<T>>();
-    data->sim = &sim;
+    data->world = detail::world_of(sim);
     data->base = base;
     data->count = o.count;
     data->stiffness = o.stiffness;
     data->mass = o.mass;
     data->name = o.name.empty() ? "strand@" + std::to_string(base) : o.name;
-    data->protection = sim.protect_range(base, base + std::size_t(o.count), "strand '" + data->name + "'");
+    data->protection = detail::world_of(sim)->protect_range(base, base + std::size_t(o.count), "strand '" + data->name + "'");
     Strand<T> strand(std::move(data));
     strand.set_bend_stiffness(o.bend_stiffness);
     return strand;

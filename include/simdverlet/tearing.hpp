@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "constraints.hpp"
@@ -48,7 +49,7 @@ struct TearingData
     std::size_t max_per_frame;
     TearCallback on_tear;
     std::string name;
-    Simulation<T>* sim;
+    std::weak_ptr<World<T>> world;
     std::uint64_t total = 0;
     std::size_t last_frame = 0;
 };
@@ -145,8 +146,8 @@ class Tearing
     }
     void set_max_tears_per_frame(std::size_t n) noexcept { m_data->max_per_frame = n; }
 
-    /// Unregisters the edit; returns whether it was registered.
-    bool remove() { return m_data->sim->remove_constraint_edit(m_data->name); }
+    /// Unregisters the edit (and its saved state); returns whether it was registered.
+    bool remove() { return detail::lock_world(m_data->world, "tearing '" + m_data->name + "'")->remove_constraint_edit(m_data->name); }
 
   private:
     template <class U>
@@ -163,10 +164,14 @@ Tearing<T> add_tearing(Simulation<T>& sim, TearingOptions<T> options)
     detail::check_max_strain(options.max_strain);
     options.range.check();
     auto data = std::make_shared<detail::TearingData<T>>(detail::TearingData<T>{
-        options.max_strain, options.range, options.max_tears_per_frame, std::move(options.on_tear), options.name, &sim});
+        options.max_strain, options.range, options.max_tears_per_frame, std::move(options.on_tear), options.name,
+        detail::world_of(sim)});
     sim.add_constraint_edit(options.name, [data](State3<T>& state, DirectedConstraints4<T>& k, T) {
         detail::tear(*data, state, k);
     });
+    // Its counters are state: a restored run reports the tears of the run it copies.
+    sim.add_stage_state(options.name,
+                        detail::field_state(data, [](detail::TearingData<T>& t) { return std::tie(t.total, t.last_frame); }));
     return Tearing<T>(std::move(data));
 }
 

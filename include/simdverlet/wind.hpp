@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <Eigen/Geometry>
@@ -150,14 +151,20 @@ class Wind
         m_data->options.velocity = v;
     }
 
-    /// Unregisters the wind; returns whether it was registered.
-    bool remove() { return m_sim->remove_bulk_force(m_data->options.name); }
+    /// Unregisters the wind (and its saved clock); returns whether it was registered.
+    bool remove()
+    {
+        return detail::lock_world(m_world, "wind '" + m_data->options.name + "'")->remove_bulk_force(m_data->options.name);
+    }
 
   private:
     template <class U>
     friend Wind<U> add_wind(Simulation<U>& sim, WindOptions<U> options);
-    Wind(Simulation<T>* sim, std::shared_ptr<detail::WindData<T>> data) : m_sim(sim), m_data(std::move(data)) {}
-    Simulation<T>* m_sim;
+    Wind(std::weak_ptr<detail::World<T>> world, std::shared_ptr<detail::WindData<T>> data)
+        : m_world(std::move(world)), m_data(std::move(data))
+    {
+    }
+    std::weak_ptr<detail::World<T>> m_world;
     std::shared_ptr<detail::WindData<T>> m_data;
 };
 
@@ -168,12 +175,15 @@ Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
 {
     detail::check_wind(options);
     for (const auto& cloth : options.cloths)
-        if (&cloth.simulation() != &sim)
+        if (!cloth.belongs_to(sim))
             detail::raise<std::invalid_argument>("simdverlet: wind was given cloth '" + cloth.name() +
                                         "' of another simulation");
     auto data = std::make_shared<detail::WindData<T>>(detail::WindData<T>{std::move(options)});
     sim.add_bulk_force(data->options.name, [data](State3<T>& s, T dt) { detail::blow(*data, s, dt); });
-    return Wind<T>(&sim, std::move(data));
+    // Its clock is state: a gust restored from a snapshot blows as it did at that moment.
+    sim.add_stage_state(data->options.name,
+                        detail::field_state(data, [](detail::WindData<T>& d) { return std::tie(d.time); }));
+    return Wind<T>(detail::world_of(sim), std::move(data));
 }
 
 } // namespace simdverlet
