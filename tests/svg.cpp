@@ -1,4 +1,5 @@
 // SVG output: well-formed XML holding one polyline per segment, deterministic to the byte.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -75,6 +76,31 @@ std::size_t occurrences(const std::string& s, const std::string& what)
         ++n;
     return n;
 }
+
+std::string file_contents(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream read;
+    read << in.rdbuf();
+    return read.str();
+}
+
+std::string output_path(const std::string& name)
+{
+    return std::string(SIMDVERLET_TEST_OUTPUT_DIR) + "/" + name;
+}
+
+/// Three particles in a row, the first pinned, joined by two springs.
+Simulation<float> chain_of_three()
+{
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0}, 0.0f);
+    sim.add_particle({1, 0, 0});
+    sim.add_particle({2, 1, 0});
+    sim.constraints().connect(0, 1, 1.0f, 60.0f);
+    sim.constraints().connect(1, 2, 1.0f, 60.0f);
+    return sim;
+}
 } // namespace
 
 TEST_CASE("the well-formedness checker rejects what it should", "[svg]")
@@ -101,11 +127,36 @@ TEST_CASE("a figure of the guide's sheet is well-formed and draws one polyline p
     CHECK(occurrences(doc, "stroke=\"#e8741c\"") == 2); // the two one-way constraints
     CHECK(doc.find("a &lt;title&gt; &amp; &quot;quotes&quot;") != std::string::npos);
     CHECK(occurrences(doc, "<text") == 1 + 2 + 1);
-    figure.save(std::string(SIMDVERLET_TEST_OUTPUT_DIR) + "/sheet.svg");
-    std::ifstream in(std::string(SIMDVERLET_TEST_OUTPUT_DIR) + "/sheet.svg", std::ios::binary);
-    std::stringstream read;
-    read << in.rdbuf();
-    CHECK(read.str() == doc);
+    figure.save(output_path("sheet.svg"));
+    CHECK(file_contents(output_path("sheet.svg")) == doc);
+}
+
+TEST_CASE("write_svg writes one well-formed panel on the fitted window", "[svg]")
+{
+    const auto sim = chain_of_three();
+    auto g = debug_lines(sim);
+    g += outline(SphereCollider<float>({.center = {1, 0, 0}, .radius = 40}));
+    const std::string path = output_path("write_svg.svg");
+    std::filesystem::remove(path); // a file left by an earlier run must not pass for this one's
+    write_svg(path, g, {.title = "a chain of three"});
+    REQUIRE(std::filesystem::exists(path));
+    const std::string doc = file_contents(path);
+    CHECK(xml_problem(doc).empty());
+    CHECK(occurrences(doc, "<polyline") == 2 + 1); // two springs, the ball's outline
+    CHECK(occurrences(doc, "<circle") == 3);
+    CHECK(occurrences(doc, ">a chain of three<") == 1);
+    // The ball's 40-unit outline is drawn but leaves the window fitted to the chain.
+    svg::Figure figure({.title = "a chain of three"});
+    figure.add_panel().add(g);
+    CHECK(figure.window().w == Approx(2.0 + 2 * 0.5));
+    CHECK(doc == figure.str());
+}
+
+TEST_CASE("write_svg to a folder that does not exist is an error naming the path", "[svg]")
+{
+    const std::string path = output_path("no such folder/chain.svg");
+    CHECK_THROWS_AS(write_svg(path, debug_lines(chain_of_three())), std::runtime_error);
+    CHECK_THROWS_WITH(write_svg(path, debug_lines(chain_of_three())), ContainsSubstring(path));
 }
 
 TEST_CASE("the same geometry gives the same bytes", "[svg]")

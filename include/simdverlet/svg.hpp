@@ -44,7 +44,6 @@ inline constexpr Stroke velocity{"#2a9d8f", 1.0, 0.9};
 inline constexpr Stroke outline{"#f0a830", 1.6, 0.85};
 inline constexpr Stroke grid{"#bccfee", 1.2, 0.8}; ///< cloth.lines(): the grid as built
 inline constexpr Stroke hand{"#ff8c33", 2.0, 1.0};
-inline constexpr Stroke rope{"#6b4f3a", 1.8, 1.0};
 inline constexpr const char* dot = "#2b3a55";
 inline constexpr const char* pinned = "#d62828";
 } // namespace palette
@@ -94,6 +93,22 @@ inline std::vector<std::string> split_lines(const std::string& text)
     for (std::string line; std::getline(in, line);)
         lines.push_back(line);
     return lines;
+}
+
+/// Appends "x,y" to a polyline's point list. Piece by piece on purpose: g++ 12 at -O3 reads
+/// `(first ? "" : " ") + std::string` as a possibly overlapping copy and warns (-Wrestrict).
+inline void append_point(std::string& points, double x, double y)
+{
+    if (!points.empty())
+        points += ' ';
+    points += fixed(x);
+    points += ',';
+    points += fixed(y);
+}
+
+inline std::string polyline(const std::string& attributes, const std::string& points)
+{
+    return "<polyline " + attributes + " points=\"" + points + "\"/>\n";
 }
 
 inline std::string stroke_attributes(const Stroke& s)
@@ -205,7 +220,6 @@ class Scene
         return any;
     }
 
-    std::size_t path_count() const noexcept { return m_paths.size(); }
     const std::vector<Path>& paths() const noexcept { return m_paths; }
     const std::vector<Dot>& dots() const noexcept { return m_dots; }
 
@@ -264,8 +278,6 @@ class Figure
         return {x0 - pad, y0 - pad, std::max(x1 - x0, 1e-6) + 2 * pad, std::max(y1 - y0, 1e-6) + 2 * pad};
     }
 
-    const std::deque<Scene>& panels() const noexcept { return m_panels; }
-
     std::string str() const
     {
         const Rect w = window();
@@ -313,11 +325,10 @@ class Figure
             out += "<g clip-path=\"url(#" + clip + ")\">\n";
             for (const auto& path : panel.paths())
             {
-                out += "<polyline " + detail::stroke_attributes(path.stroke) + " points=\"";
-                for (std::size_t n = 0; n < path.points.size(); ++n)
-                    out += (n ? " " : "") + detail::fixed(px(path.points[n].first)) + "," +
-                           detail::fixed(py(path.points[n].second));
-                out += "\"/>\n";
+                std::string points;
+                for (const auto& [x, y] : path.points)
+                    detail::append_point(points, px(x), py(y));
+                out += detail::polyline(detail::stroke_attributes(path.stroke), points);
             }
             for (const auto& d : panel.dots())
                 out += "<circle cx=\"" + detail::fixed(px(d.x)) + "\" cy=\"" + detail::fixed(py(d.y)) + "\" r=\"" +
@@ -423,8 +434,8 @@ inline std::string plot(const std::vector<Series>& series, const PlotOptions& o)
         std::string points;
         const auto flush = [&] {
             if (!points.empty())
-                out += "<polyline stroke=\"" + std::string(colour) + "\" stroke-width=\"1.6\" fill=\"none\" points=\"" +
-                       points + "\"/>\n";
+                out += detail::polyline(
+                    "stroke=\"" + std::string(colour) + "\" stroke-width=\"1.6\" fill=\"none\"", points);
             points.clear();
         };
         for (std::size_t n = 0; n < series[k].values.size(); ++n)
@@ -435,7 +446,7 @@ inline std::string plot(const std::vector<Series>& series, const PlotOptions& o)
                 flush();
                 continue;
             }
-            points += (points.empty() ? "" : " ") + fixed(px(double(n + 1))) + "," + fixed(py(m));
+            detail::append_point(points, px(double(n + 1)), py(m));
         }
         flush();
         const double ly = top + 14 + 18 * double(k);
@@ -453,3 +464,19 @@ inline void save(const std::string& path, const std::string& svg)
 }
 
 } // namespace simdverlet::svg
+
+namespace simdverlet
+{
+/// Writes `geometry` (debug_lines, outline, or both joined with +=) to an SVG file at `path`: one
+/// panel on a window fitted to its particles and segments, x right and y down. Collider outlines
+/// are drawn but do not stretch the window. options.title heads the picture; several panels on
+/// one window, or a window set by hand, are what svg::Figure is for.
+template <class T>
+void write_svg(const std::string& path, const DebugGeometry<T>& geometry,
+               const svg::FigureOptions& options = {})
+{
+    svg::Figure figure(options);
+    figure.add_panel().add(geometry);
+    figure.save(path);
+}
+} // namespace simdverlet
