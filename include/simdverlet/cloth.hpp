@@ -354,11 +354,13 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
         if (cloth->curvature == T(0))
             return;
         const auto a = s.arrays_view();
+        // The live slots decide which neighbours pull, so a cut or torn sheet comes apart.
+        const auto c = cloth->sim->constraints().arrays_view();
         if (cloth->sim->vectorized())
             kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(
-                a, cloth->base, std::size_t(cloth->width), std::size_t(cloth->height), cloth->curvature);
+                a, c, cloth->base, std::size_t(cloth->width), std::size_t(cloth->height), cloth->curvature);
         else
-            kernels::pull_to_neighbour_mean_scalar(a, cloth->base, std::size_t(cloth->width),
+            kernels::pull_to_neighbour_mean_scalar(a, c, cloth->base, std::size_t(cloth->width),
                                                    std::size_t(cloth->height), cloth->curvature);
     });
     return Cloth<T>(std::move(data));
