@@ -1,6 +1,8 @@
 // Cloth: grid wiring, the curvature force, grabbing through a controller, and the handle's
 // grid-coordinate operations, measured on the guide's sheet.
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "catch.hpp"
 #include "support.hpp"
@@ -14,7 +16,35 @@ bool guide_pins(int c, int r)
 {
     return r == 0 && c % 4 == 0;
 }
+
+/// Highest particle of rows `row` and below minus lowest particle above them (+y is down): how
+/// far the two parts of a sheet cut between rows row - 1 and row hang apart.
+float gap_above_row(const Cloth<float>& cloth, int row)
+{
+    float upper = -std::numeric_limits<float>::infinity();
+    float lower = std::numeric_limits<float>::infinity();
+    for (int r = 0; r < cloth.height(); ++r)
+        for (int c = 0; c < cloth.width(); ++c)
+        {
+            const float y = cloth.position(c, r).y();
+            if (r < row)
+                upper = std::max(upper, y);
+            else
+                lower = std::min(lower, y);
+        }
+    return lower - upper;
+}
+
+bool same_accumulators(const State3<float>& a, const State3<float>& b)
+{
+    const auto eq = [](auto u, auto v) { return std::equal(u.begin(), u.end(), v.begin(), v.end()); };
+    return eq(a.ax(), b.ax()) && eq(a.ay(), b.ay()) && eq(a.az(), b.az());
+}
 } // namespace
+
+// The curvature kernel reads a cloth's slots by these roles.
+static_assert(kernels::kGridDown == kClothDown && kernels::kGridUp == kClothUp &&
+              kernels::kGridRight == kClothRight && kernels::kGridLeft == kClothLeft);
 
 TEST_CASE("a cloth's grid is wired four-ways inside, three on edges, two at corners, all symmetric", "[cloth]")
 {
@@ -121,6 +151,57 @@ TEST_CASE("the curvature kernel's vector path equals its scalar twin", "[cloth]"
         sca.step(guide_step<float>(8));
     }
     CHECK(same_positions(vec, sca));
+}
+
+TEST_CASE("the lower half of a sheet cut across falls away with default curvature", "[cloth][tearing]")
+{
+    Simulation<float> sim;
+    auto cloth = add_cloth(sim, {.pinned = [](int, int r) { return r == 0; }});
+    REQUIRE(cloth.curvature_strength() == 20.0f); // the default, stiffness 60 / 3
+    for (int frame = 0; frame < 120; ++frame)
+        sim.step(guide_step<float>(16));
+    // A horizontal stroke between rows 4 and 5 of the hanging sheet, wider than it.
+    const float hanging_gap = gap_above_row(cloth, 5);
+    REQUIRE(hanging_gap > 0.0f);
+    const float y = cloth.position(10, 5).y() - 0.5f * hanging_gap;
+    REQUIRE(cut(sim, Vec3<float>(-1, y, 0), Vec3<float>(11, y, 0)) == 20);
+    REQUIRE(connected_components(sim) == 2);
+    for (int frame = 0; frame < 600; ++frame) // 10 s
+        sim.step(guide_step<float>(16));
+    const float gap = gap_above_row(cloth, 5);
+    std::printf("cut sheet with default curvature: the halves hang %.2f apart after 10 s\n", gap);
+    CHECK(gap > 10.0f); // the lower half falls freely
+}
+
+TEST_CASE("the curvature kernel's vector path equals its scalar twin where slots are dead", "[cloth]")
+{
+    REQUIRE(simd::kLanes<float> > 1);
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0}); // an odd base, so rows start mid-batch
+    auto cloth = add_cloth(sim, {.width = 23, .height = 7, .pinned = guide_pins});
+    jitter(sim, 0.2f);
+    const State3<float> whole = [&] {
+        State3<float> s = sim.state();
+        kernels::pull_to_neighbour_mean_scalar(s.arrays_view(), sim.constraints().arrays_view(), cloth.base(), 23, 7,
+                                               30.0f);
+        return s;
+    }();
+    // A diagonal stroke kills slots of every role in pairs; one slot goes one way only.
+    REQUIRE(cut(sim, Vec3<float>(1.2f, -0.1f, 0), Vec3<float>(9.3f, 3.4f, 0)) > 10);
+    sim.constraints().set_stiffness(cloth.index(5, 3), kClothRight, 0.0f);
+    State3<float> vec = sim.state();
+    State3<float> sca = sim.state();
+    const auto c = sim.constraints().arrays_view();
+    kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(vec.arrays_view(), c, cloth.base(), 23, 7, 30.0f);
+    kernels::pull_to_neighbour_mean_scalar(sca.arrays_view(), c, cloth.base(), 23, 7, 30.0f);
+    CHECK(same_accumulators(vec, sca));
+    CHECK_FALSE(same_accumulators(vec, whole)); // the dead slots did change the pull
+    // The one-way dead slot: its right neighbour counts as the particle itself (accumulators
+    // start at 0).
+    const std::size_t i = cloth.index(5, 3);
+    const float x = sca.position(i).x();
+    const float sum = (sca.position(i - 1).x() + x) + (sca.position(i - 23).x() + sca.position(i + 23).x());
+    CHECK(sca.ax()[i] == 30.0f * (sum * 0.25f - x));
 }
 
 TEST_CASE("grab_nearest carries a corner with far less strain than teleporting it", "[cloth]")

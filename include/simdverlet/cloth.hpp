@@ -50,7 +50,8 @@ struct ClothOptions
                          ///< iterations is the guide's product of 960, a drape with ~10 % sag strain
     T mass = T(1);       ///< per particle, > 0. Needs a state with per-particle masses unless 1
     std::optional<T> curvature_strength = std::nullopt; ///< >= 0; pull of each interior particle toward the mean of
-                                         ///< its four neighbours, on the springs' force scale. Default
+                                         ///< its four neighbours, on the springs' force scale; a neighbour
+                                         ///< whose spring is torn or cut pulls no more. Default
                                          ///< stiffness / 3: enough to take the kinks out of a hanging
                                          ///< sheet's festoons without being a load of its own. 0 = off
     std::function<bool(int col, int row)> pinned = {};        ///< which particles get inverse mass 0; none by default
@@ -356,11 +357,13 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
         if (cloth->curvature == T(0))
             return;
         const auto a = s.arrays_view();
+        // The live slots decide which neighbours pull, so a cut or torn sheet comes apart.
+        const auto c = world->constraints().arrays_view();
         if (world->vectorized())
             kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(
-                a, cloth->base, std::size_t(cloth->width), std::size_t(cloth->height), cloth->curvature);
+                a, c, cloth->base, std::size_t(cloth->width), std::size_t(cloth->height), cloth->curvature);
         else
-            kernels::pull_to_neighbour_mean_scalar(a, cloth->base, std::size_t(cloth->width),
+            kernels::pull_to_neighbour_mean_scalar(a, c, cloth->base, std::size_t(cloth->width),
                                                    std::size_t(cloth->height), cloth->curvature);
     });
     return Cloth<T>(std::move(data));

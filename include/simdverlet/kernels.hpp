@@ -2,6 +2,8 @@
 // scalar twin with the same arithmetic in the same order, so the two agree lane for lane:
 //   accumulate: add every live slot's spring force into the accumulators, `iterations` times;
 //   integrate:  one Verlet step of every free particle from the accumulated forces.
+// The arithmetic a pair of twins shares is written once over V, a scalar T or a batch (slot_force,
+// verlet_position, pulled_toward_mean), so the twins cannot drift apart.
 // Kernels work on particle ranges [begin, end) whose begin is a whole number of batches, so a range
 // split never changes which code path a particle takes.
 #pragma once
@@ -34,8 +36,8 @@ struct IntegrateParams
     T gx, gy, gz;
 };
 
-/// Force of slot s on particle i: k (|d| - r) d / |d| with d = x_j - x_i. Written once as a
-/// generic expression so the scalar twins (this, with T) and the vector twin (with batches) share
+/// Force of slot s on particle i: k (|d| - r) d / |d| with d = x_j - x_i. Written once over V (T
+/// with M = bool for the scalar twins, a batch with its mask for the vector twins), so both share
 /// the exact operation order that bit-equality between them relies on.
 template <class V>
 struct SlotForce
@@ -46,23 +48,17 @@ struct SlotForce
 template <class V, class M>
 SlotForce<V> slot_force(const V& dx, const V& dy, const V& dz, const V& rest, const V& stiffness, const M& live)
 {
+    using T = simd::Scalar<V>;
+    const V zero(T(0));
     const V len2 = dx * dx + dy * dy + dz * dz;
-    const V len = sqrt(len2);
-    const M ok = live && (len2 > V(kMinLengthSquared<typename V::value_type>));
+    const M ok = live && (len2 > V(kMinLengthSquared<T>));
+    // The scalar twin leaves here for every dead slot (two of a rope particle's four) instead of
+    // paying for a square root and a division it would throw away.
+    if (!simd::any(ok))
+        return {zero, zero, zero};
+    const V len = simd::sqrt(len2);
     const V c = stiffness * (len - rest) / len;
-    const V zero(typename V::value_type(0));
-    return {xsimd::select(ok, c * dx, zero), xsimd::select(ok, c * dy, zero), xsimd::select(ok, c * dz, zero)};
-}
-
-template <class T>
-SlotForce<T> slot_force_scalar(T dx, T dy, T dz, T rest, T stiffness, bool live)
-{
-    const T len2 = dx * dx + dy * dy + dz * dz;
-    if (!live || !(len2 > kMinLengthSquared<T>))
-        return {T(0), T(0), T(0)};
-    const T len = std::sqrt(len2);
-    const T c = stiffness * (len - rest) / len;
-    return {c * dx, c * dy, c * dz};
+    return {simd::select(ok, c * dx, zero), simd::select(ok, c * dy, zero), simd::select(ok, c * dz, zero)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +169,7 @@ void slot_forces_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, s
         const T stiffness = c.stiffness[k][i];
         const bool live = j >= 0 && stiffness != T(0);
         const std::size_t jj = live ? std::size_t(j) : i;
-        f[k] = slot_force_scalar(s.x[jj] - s.x[i], s.y[jj] - s.y[i], s.z[jj] - s.z[i], c.rest[k][i], stiffness, live);
+        f[k] = slot_force(s.x[jj] - s.x[i], s.y[jj] - s.y[i], s.z[jj] - s.z[i], c.rest[k][i], stiffness, live);
     }
 }
 
@@ -213,6 +209,17 @@ void accumulate_reference_passes(const StateArrays<T>& s, const ConstraintArrays
 // ---------------------------------------------------------------------------------------------
 // integrate
 
+/// One coordinate of the Verlet update, written once over V (T with M = bool, or a batch with its
+/// mask) for the integrate and sweep twins: v = damping (x - px), and the new position
+/// x + v + (g + w a) dt^2 where `free`, x itself elsewhere.
+template <class V, class M>
+V verlet_position(const V& x, const V& px, const V& a, const V& g, const V& w, const V& damping, const V& dt2,
+                  const M& free)
+{
+    const V v = damping * (x - px);
+    return simd::select(free, x + v + (g + w * a) * dt2, x);
+}
+
 /// One Verlet step for particles [begin, end), vector twin. Free particles:
 ///   v = damping (x - px);  px = x;  x = x + v + (g + w a) dt^2
 /// Pinned particles (w == 0) keep x and get px = x. Lanes past the last particle are left alone.
@@ -233,8 +240,8 @@ bool integrate_vector(const StateArrays<T>& s, const IntegrateParams<T>& p, std:
         const M free = (w > zero) && in_range;
         const auto advance = [&](T* x, T* px, const T* a, const B& g) {
             const B xo = simd::load<T, Arch>(x + i);
-            const B v = damping * (xo - simd::load<T, Arch>(px + i));
-            const B xn = xsimd::select(free, xo + v + (g + w * simd::load<T, Arch>(a + i)) * dt2, xo);
+            const B xn = verlet_position(xo, simd::load<T, Arch>(px + i), simd::load<T, Arch>(a + i), g, w, damping,
+                                         dt2, free);
             simd::store<T, Arch>(px + i, xsimd::select(in_range, xo, simd::load<T, Arch>(px + i)));
             simd::store<T, Arch>(x + i, xn);
             finite = finite && xsimd::isfinite(xn);
@@ -257,8 +264,7 @@ bool integrate_scalar(const StateArrays<T>& s, const IntegrateParams<T>& p, std:
         const bool free = w > T(0);
         const auto advance = [&](T* x, T* px, const T* a, T g) {
             const T xo = x[i];
-            const T v = p.damping * (xo - px[i]);
-            const T xn = free ? xo + v + (g + w * a[i]) * p.dt2 : xo;
+            const T xn = verlet_position(xo, px[i], a[i], g, w, p.damping, p.dt2, free);
             px[i] = xo;
             x[i] = xn;
             finite = finite && std::isfinite(xn);
@@ -273,54 +279,88 @@ bool integrate_scalar(const StateArrays<T>& s, const IntegrateParams<T>& p, std:
 // ---------------------------------------------------------------------------------------------
 // grid curvature
 
-/// One particle of the grid curvature pull, in the operation order both twins use.
-template <class T>
-void pull_to_neighbour_mean_one(const StateArrays<T>& s, std::size_t i, std::size_t width, T strength)
+/// The slots the curvature reads, in the roles cloth.hpp's ClothSlot gives a grid particle's
+/// slots: the neighbour at +width (down), -width (up), +1 (right) and -1 (left).
+inline constexpr int kGridDown = 0, kGridUp = 1, kGridRight = 2, kGridLeft = 3;
+
+/// Which of a grid particle's four slots are live (bool, or a mask over a batch of particles).
+template <class M>
+struct GridLinks
 {
-    for (auto [a, x] : {std::pair{s.ax, s.x}, std::pair{s.ay, s.y}, std::pair{s.az, s.z}})
-        a[i] = a[i] + strength * (((x[i - 1] + x[i + 1]) + (x[i - width] + x[i + width])) * T(0.25) - x[i]);
+    M down, up, right, left;
+};
+
+/// a + strength (mean of the four axis neighbours - x), written once over V for both twins. A
+/// neighbour behind a dead slot counts as x itself, so a cut or torn spring stops its pull; with
+/// all four live this is the plain four-neighbour mean, bit for bit.
+template <class V, class M>
+V pulled_toward_mean(const V& a, const V& x, const V& down, const V& up, const V& right, const V& left,
+                     const GridLinks<M>& live, const V& strength)
+{
+    using T = simd::Scalar<V>;
+    const V sum = (simd::select(live.left, left, x) + simd::select(live.right, right, x)) +
+                  (simd::select(live.up, up, x) + simd::select(live.down, down, x));
+    return a + strength * (sum * V(T(0.25)) - x);
 }
 
-/// For a width x height grid stored row by row from `base`, adds to every interior particle the
-/// force strength * (mean of its four axis neighbours - x). Vector twin: a row's neighbours sit at
-/// -1, +1, -width and +width, so every operand is a contiguous (unaligned) load, no gather. The
-/// columns left over after whole batches run through the scalar twin's arithmetic.
+/// One particle of the grid curvature pull, scalar.
+template <class T>
+void pull_to_neighbour_mean_one(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i,
+                                std::size_t width, T strength)
+{
+    // Live <=> stiffness > 0: the DirectedConstraints4 invariant.
+    const auto live = [&](int slot) { return c.stiffness[slot][i] > T(0); };
+    const GridLinks<bool> links{live(kGridDown), live(kGridUp), live(kGridRight), live(kGridLeft)};
+    for (auto [a, x] : {std::pair{s.ax, s.x}, std::pair{s.ay, s.y}, std::pair{s.az, s.z}})
+        a[i] = pulled_toward_mean(a[i], x[i], x[i + width], x[i - width], x[i + 1], x[i - 1], links, strength);
+}
+
+/// For a width x height grid stored row by row from `base` and wired as a cloth (kGridDown ...),
+/// adds to every interior particle the force strength * (mean of its four axis neighbours - x),
+/// where only neighbours behind a live slot of the particle pull. Vector twin: a row's neighbours
+/// sit at -1, +1, -width and +width and its slots' stiffnesses side by side, so every operand is a
+/// contiguous (unaligned) load, no gather. The columns left over after whole batches run through
+/// the scalar twin.
 template <class Arch, class T>
-void pull_to_neighbour_mean_vector(const StateArrays<T>& s, std::size_t base, std::size_t width,
-                                   std::size_t height, T strength)
+void pull_to_neighbour_mean_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base,
+                                   std::size_t width, std::size_t height, T strength)
 {
     using B = simd::Batch<T, Arch>;
+    using M = simd::Mask<T, Arch>;
     constexpr std::size_t L = B::size;
-    const B k(strength), quarter(T(0.25));
-    const auto pull = [&](T* a, const T* x, std::size_t i) {
-        const B mean = ((simd::load_unaligned<T, Arch>(x + i - 1) + simd::load_unaligned<T, Arch>(x + i + 1)) +
-                        (simd::load_unaligned<T, Arch>(x + i - width) + simd::load_unaligned<T, Arch>(x + i + width))) *
-                       quarter;
-        (simd::load_unaligned<T, Arch>(a + i) + k * (mean - simd::load_unaligned<T, Arch>(x + i))).store_unaligned(a + i);
+    const B k(strength), zero(T(0));
+    const auto load = [](const T* p) { return simd::load_unaligned<T, Arch>(p); };
+    const auto pull = [&](T* a, const T* x, std::size_t i, const GridLinks<M>& live) {
+        pulled_toward_mean(load(a + i), load(x + i), load(x + i + width), load(x + i - width), load(x + i + 1),
+                           load(x + i - 1), live, k)
+            .store_unaligned(a + i);
     };
     for (std::size_t r = 1; r + 1 < height; ++r)
     {
         const std::size_t row = base + r * width;
-        std::size_t c = 1;
-        for (; c + L <= width - 1; c += L)
+        std::size_t col = 1;
+        for (; col + L <= width - 1; col += L)
         {
-            pull(s.ax, s.x, row + c);
-            pull(s.ay, s.y, row + c);
-            pull(s.az, s.z, row + c);
+            const std::size_t i = row + col;
+            const auto live = [&](int slot) { return load(c.stiffness[slot] + i) > zero; };
+            const GridLinks<M> links{live(kGridDown), live(kGridUp), live(kGridRight), live(kGridLeft)};
+            pull(s.ax, s.x, i, links);
+            pull(s.ay, s.y, i, links);
+            pull(s.az, s.z, i, links);
         }
-        for (; c + 1 < width; ++c)
-            pull_to_neighbour_mean_one(s, row + c, width, strength);
+        for (; col + 1 < width; ++col)
+            pull_to_neighbour_mean_one(s, c, row + col, width, strength);
     }
 }
 
 /// Scalar twin of pull_to_neighbour_mean_vector.
 template <class T>
-void pull_to_neighbour_mean_scalar(const StateArrays<T>& s, std::size_t base, std::size_t width, std::size_t height,
-                                   T strength)
+void pull_to_neighbour_mean_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base,
+                                   std::size_t width, std::size_t height, T strength)
 {
     for (std::size_t r = 1; r + 1 < height; ++r)
-        for (std::size_t c = 1; c + 1 < width; ++c)
-            pull_to_neighbour_mean_one(s, base + r * width + c, width, strength);
+        for (std::size_t col = 1; col + 1 < width; ++col)
+            pull_to_neighbour_mean_one(s, c, base + r * width + col, width, strength);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,9 +484,8 @@ bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const I
         const M free = (w > zero) && in_range;
         for (int axis = 0; axis < 3; ++axis)
         {
-            const B xo = simd::load<T, Arch>(xs[axis] + i);
-            const B v = damping * (xo - simd::load<T, Arch>(pxs[axis] + i));
-            const B xn = xsimd::select(free, xo + v + (g[axis] + w * a[axis]) * dt2, xo);
+            const B xn = verlet_position(simd::load<T, Arch>(xs[axis] + i), simd::load<T, Arch>(pxs[axis] + i),
+                                         a[axis], g[axis], w, damping, dt2, free);
             simd::store<T, Arch>(pxs[axis] + i, xn);
             finite = finite && xsimd::isfinite(xn);
         }
@@ -481,11 +520,10 @@ bool sweep_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, const I
                 a[2] = a[2] + f[k].z;
             }
         const T w = s.inv_mass ? s.inv_mass[i] : T(1);
+        const bool free = w > T(0);
         for (int axis = 0; axis < 3; ++axis)
         {
-            const T xo = xs[axis][i];
-            const T v = p.damping * (xo - pxs[axis][i]);
-            const T xn = w > T(0) ? xo + v + (g[axis] + w * a[axis]) * p.dt2 : xo;
+            const T xn = verlet_position(xs[axis][i], pxs[axis][i], a[axis], g[axis], w, p.damping, p.dt2, free);
             pxs[axis][i] = xn;
             finite = finite && std::isfinite(xn);
         }

@@ -183,6 +183,22 @@ T reduce_add(const Batch<T, Arch>& b)
 // scalar twin and the vector twin of the same arithmetic. These overloads give the scalar side
 // the names xsimd gives the vector side.
 
+/// The lane type of V: T itself for a scalar, T for Batch<T>; for constants in generic code.
+template <class V>
+struct ScalarOf
+{
+    using type = V;
+};
+
+template <class T, class Arch>
+struct ScalarOf<xsimd::batch<T, Arch>>
+{
+    using type = T;
+};
+
+template <class V>
+using Scalar = typename ScalarOf<V>::type;
+
 template <class T>
     requires std::is_floating_point_v<T>
 T select(bool condition, T if_true, T if_false)
