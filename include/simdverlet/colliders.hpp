@@ -168,6 +168,17 @@ M respond_radial(kernels::ParticleLanes<V>& p, const V& qx, const V& qy, const V
 template <class T>
 class ColliderSet;
 
+/// Which shape a collider is, for code that draws or serialises shapes without RTTI (game engines
+/// often build with -fno-rtti, so no dynamic_cast).
+enum class ColliderKind
+{
+    plane,
+    sphere,
+    capsule,
+    box,
+    sdf,
+};
+
 /// A shape particles collide with. Material and shape are changed through setters that validate,
 /// so a bad value throws at the call and never in the middle of a step.
 template <class T>
@@ -197,6 +208,8 @@ class Collider
 
     /// Whether the shape has a vector path (all but SdfCollider, whose field is an opaque callable).
     virtual bool has_vector_path() const noexcept { return true; }
+
+    virtual ColliderKind kind() const noexcept = 0;
 
     /// Projects particles [begin, end) out of the shape; returns how many were penetrating.
     int project(State3<T>& state, std::size_t begin, std::size_t end)
@@ -249,6 +262,8 @@ template <class T>
 class PlaneCollider : public Collider<T>
 {
   public:
+    ColliderKind kind() const noexcept override { return ColliderKind::plane; }
+
     struct Shape
     {
         Vec3<T> normal = Vec3<T>(T(0), T(-1), T(0)); ///< into the legal side; any length > 0. Default: up
@@ -308,6 +323,8 @@ template <class T>
 class SphereCollider : public Collider<T>
 {
   public:
+    ColliderKind kind() const noexcept override { return ColliderKind::sphere; }
+
     struct Shape
     {
         Vec3<T> center = Vec3<T>::Zero(); ///< world position
@@ -359,6 +376,8 @@ template <class T>
 class CapsuleCollider : public Collider<T>
 {
   public:
+    ColliderKind kind() const noexcept override { return ColliderKind::capsule; }
+
     struct Shape
     {
         Vec3<T> a = Vec3<T>::Zero();                  ///< one end of the axis
@@ -424,6 +443,8 @@ template <class T>
 class BoxCollider : public Collider<T>
 {
   public:
+    ColliderKind kind() const noexcept override { return ColliderKind::box; }
+
     struct Shape
     {
         Vec3<T> min = Vec3<T>(T(-1), T(-1), T(-1)); ///< lower corner
@@ -526,6 +547,8 @@ template <class T>
 class SdfCollider : public Collider<T>
 {
   public:
+    ColliderKind kind() const noexcept override { return ColliderKind::sdf; }
+
     using Field = std::function<T(const Vec3<T>&)>;
 
     struct Shape

@@ -136,8 +136,11 @@ DebugGeometry<T> outline(const Collider<T>& collider)
     DebugGeometry<T> g;
     if (!collider.enabled)
         return g;
-    if (const auto* plane = dynamic_cast<const PlaneCollider<T>*>(&collider))
+    switch (collider.kind())
     {
+    case ColliderKind::plane:
+    {
+        const auto* plane = static_cast<const PlaneCollider<T>*>(&collider);
         const Vec3<T> n = plane->normal();
         // Cross with the axis the normal is least aligned with, so the tangent is never degenerate.
         const Vec3<T> helper = std::abs(n.y()) < T(0.9) ? Vec3<T>(0, 1, 0) : Vec3<T>(1, 0, 0);
@@ -146,12 +149,17 @@ DebugGeometry<T> outline(const Collider<T>& collider)
         const Vec3<T> c = n * plane->offset();
         g.outlines.push_back({c - T(20) * t, c + T(20) * t});
         g.outlines.push_back({c - T(20) * u, c + T(20) * u});
+        break;
     }
-    else if (const auto* sphere = dynamic_cast<const SphereCollider<T>*>(&collider))
-        g.outlines.push_back(detail::circle_xy(sphere->shape().center, sphere->shape().radius));
-    else if (const auto* capsule = dynamic_cast<const CapsuleCollider<T>*>(&collider))
+    case ColliderKind::sphere:
     {
-        const auto& c = capsule->shape();
+        const auto& sphere = static_cast<const SphereCollider<T>&>(collider).shape();
+        g.outlines.push_back(detail::circle_xy(sphere.center, sphere.radius));
+        break;
+    }
+    case ColliderKind::capsule:
+    {
+        const auto& c = static_cast<const CapsuleCollider<T>&>(collider).shape();
         g.outlines.push_back(detail::circle_xy(c.a, c.radius));
         g.outlines.push_back(detail::circle_xy(c.b, c.radius));
         const Vec3<T> d(c.b.x() - c.a.x(), c.b.y() - c.a.y(), T(0));
@@ -161,16 +169,21 @@ DebugGeometry<T> outline(const Collider<T>& collider)
             g.outlines.push_back({c.a + side, c.b + side});
             g.outlines.push_back({c.a - side, c.b - side});
         }
+        break;
     }
-    else if (const auto* box = dynamic_cast<const BoxCollider<T>*>(&collider))
+    case ColliderKind::box:
     {
-        const auto& b = box->shape();
+        const auto& b = static_cast<const BoxCollider<T>&>(collider).shape();
         const T z = b.min.z();
         g.outlines.push_back({{b.min.x(), b.min.y(), z},
                               {b.max.x(), b.min.y(), z},
                               {b.max.x(), b.max.y(), z},
                               {b.min.x(), b.max.y(), z},
                               {b.min.x(), b.min.y(), z}});
+        break;
+    }
+    case ColliderKind::sdf:
+        break;
     }
     return g;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "log.hpp"
 
@@ -33,7 +34,10 @@ template <class E>
 #if SIMDVERLET_EXCEPTIONS
     throw E(message);
 #else
-    log(LogLevel::error, message);
+    // The log hook names the level ("simdverlet error: ..."); drop the message's own prefix.
+    constexpr std::string_view prefix = "simdverlet: ";
+    const std::string_view text = message;
+    log(LogLevel::error, text.starts_with(prefix) ? text.substr(prefix.size()) : text);
     std::abort();
 #endif
 }
