@@ -8,6 +8,7 @@ packages=(
     make
     g++
     clang
+    clang-format    # scripts/check-format.sh: the test script fails on unformatted sources
     libomp-dev      # OpenMP for clang (the OpenMP executor adapter is tested with both compilers)
     git
     python3         # tests/check_figures.py parses the generated SVG with a real XML parser

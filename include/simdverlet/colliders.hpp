@@ -650,8 +650,7 @@ class ColliderSet
     }
 
     /// Appends a collider and returns a reference to it that stays valid until it is removed.
-    template <class C>
-        requires std::derived_from<C, Collider<T>>
+    template <std::derived_from<Collider<T>> C>
     C& add(C collider)
     {
         auto owned = std::make_unique<C>(std::move(collider));
@@ -776,8 +775,7 @@ class ColliderSet
 /// here are added in order; more can be added through the returned set.
 ///     auto world = add_colliders(sim, {}, SphereCollider<float>({.center = {2.5f, 3, 0}, .radius = 1.2f}),
 ///                                PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -6}));
-template <class T, class... Colliders>
-    requires(std::derived_from<Colliders, Collider<T>> && ...)
+template <class T, std::derived_from<Collider<T>>... Colliders>
 std::shared_ptr<ColliderSet<T>> add_colliders(Simulation<T>& sim, ColliderSetOptions options = {},
                                               Colliders... colliders)
 {

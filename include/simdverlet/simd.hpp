@@ -3,6 +3,7 @@
 // the horizontal sum, the index type a gather needs, and the alignment of the allocator.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cmath>
 #include <cstdint>
@@ -199,8 +200,7 @@ struct ScalarOf<xsimd::batch<T, Arch>>
 template <class V>
 using Scalar = typename ScalarOf<V>::type;
 
-template <class T>
-    requires std::is_floating_point_v<T>
+template <std::floating_point T>
 T select(bool condition, T if_true, T if_false)
 {
     return condition ? if_true : if_false;
@@ -212,8 +212,7 @@ Batch<T, Arch> select(const Mask<T, Arch>& condition, const Batch<T, Arch>& if_t
     return xsimd::select(condition, if_true, if_false);
 }
 
-template <class T>
-    requires std::is_floating_point_v<T>
+template <std::floating_point T>
 T sqrt(T v)
 {
     return std::sqrt(v);
@@ -227,8 +226,7 @@ Batch<T, Arch> sqrt(const Batch<T, Arch>& v)
 
 /// min and max with the operand order of the x86 instructions: the second operand wins a tie or a
 /// NaN, in both twins, so they cannot disagree on a corner case.
-template <class T>
-    requires std::is_floating_point_v<T>
+template <std::floating_point T>
 T min(T a, T b)
 {
     return a < b ? a : b;
@@ -240,8 +238,7 @@ Batch<T, Arch> min(const Batch<T, Arch>& a, const Batch<T, Arch>& b)
     return xsimd::select(a < b, a, b);
 }
 
-template <class T>
-    requires std::is_floating_point_v<T>
+template <std::floating_point T>
 T max(T a, T b)
 {
     return a > b ? a : b;
