@@ -134,11 +134,11 @@ void check_stage_states(const World<T>& world, const Snapshot<T>& snap)
             detail::raise<std::invalid_argument>("simdverlet: cannot restore: stage '" + name +
                                                  "' does not accept the state saved for it");
     }
-    for (const auto& [name, bytes] : snap.stages)
+    for (const auto& saved : snap.stages) // not a structured binding: clang 14 cannot capture one
         if (std::none_of(world.stage_states().begin(), world.stage_states().end(),
-                         [&](const auto& s) { return s.first == name; }))
-            detail::raise<std::logic_error>("simdverlet: cannot restore: the snapshot holds state for stage '" + name +
-                                            "', which this simulation does not have registered");
+                         [&](const auto& s) { return s.first == saved.first; }))
+            detail::raise<std::logic_error>("simdverlet: cannot restore: the snapshot holds state for stage '" +
+                                            saved.first + "', which this simulation does not have registered");
 }
 
 /// Throws unless `snap` can replace what `sim` holds: same scalar layout, and a different particle
