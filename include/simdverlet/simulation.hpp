@@ -294,14 +294,20 @@ class World
     void queue_remove(std::size_t i)
     {
         m_state.check_index(i);
+        check_removable(i);
+        if (std::find(m_pending_removals.begin(), m_pending_removals.end(), std::int32_t(i)) == m_pending_removals.end())
+            m_pending_removals.push_back(std::int32_t(i));
+    }
+
+    /// Throws unless removing particle i would renumber no protected block.
+    void check_removable(std::size_t i) const
+    {
         for (const auto& r : m_protected)
             if (i < r.end)
                 detail::raise<std::logic_error>("simdverlet: cannot remove particle " + std::to_string(i) + ": it is " +
                                        (i >= r.begin ? "inside " : "below ") + r.owner + " [" +
                                        std::to_string(r.begin) + ", " + std::to_string(r.end) +
                                        "), which removing it would renumber");
-        if (std::find(m_pending_removals.begin(), m_pending_removals.end(), std::int32_t(i)) == m_pending_removals.end())
-            m_pending_removals.push_back(std::int32_t(i));
     }
 
     std::size_t pending_removals() const noexcept { return m_pending_removals.size(); }

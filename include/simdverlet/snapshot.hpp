@@ -1,6 +1,6 @@
-// Snapshots: the state, the constraint set, the step count, the divergence flag and the saved
-// state of every stage that keeps any (a wind's clock, a grab's PID memory, tearing's counters:
-// see stage_state.hpp), copied out and back bit for bit, and a versioned binary format for them
+// Snapshots: the state, the constraint set, the step count, the divergence flag, the queued
+// particle removals and the saved state of every stage that keeps any (a wind's clock, a grab's
+// PID memory, tearing's counters: see stage_state.hpp), copied out and back bit for bit, and a versioned binary format for them
 // with a checksum. Stages themselves are code, not data: a restored simulation keeps the stages it
 // has, and a snapshot restores only into a simulation with the same stateful stages.
 //
@@ -9,9 +9,10 @@
 //   u64 particles | u64 steps | u8 diverged |
 //   x y z px py pz ax ay az [inv_mass]: T[particles] each |
 //   for slot 0..3: i32 neighbour[particles], T rest[particles], T stiffness[particles] |
+//   u32 queued removals | u32 particle[removals] |
 //   u32 stages | for each: u32 name length, name, u64 byte count, bytes |
 //   u64 FNV-1a of every byte before it
-// Version 1 is version 2 without the stage section; it is still read, and then restores only into
+// Version 1 is version 2 without the removals and the stage section; it is still read, and then restores only into
 // a simulation with no stateful stage (there is nothing to give them).
 #pragma once
 
@@ -42,6 +43,9 @@ struct Snapshot
     DirectedConstraints4<T> constraints;
     std::uint64_t steps = 0;
     bool diverged = false;
+    /// Particles queued with queue_remove, removed at the start of the next step: part of what the
+    /// next step does, so part of the snapshot.
+    std::vector<std::size_t> pending_removals;
     /// Each stateful stage's name and saved bytes, in the order the simulation registered them.
     std::vector<std::pair<std::string, std::string>> stages;
 };
@@ -90,7 +94,9 @@ struct SnapshotAccess
 
     static Snapshot<T> take(const World<T>& world)
     {
-        Snapshot<T> snap{world.m_state, world.m_constraints, world.m_steps, world.m_diverged, {}};
+        Snapshot<T> snap{world.m_state, world.m_constraints, world.m_steps, world.m_diverged, {}, {}};
+        for (std::int32_t r : world.m_pending_removals)
+            snap.pending_removals.push_back(std::size_t(r));
         for (const auto& [name, state] : world.stage_states())
             snap.stages.emplace_back(name, state.save());
         return snap;
@@ -103,6 +109,7 @@ struct SnapshotAccess
         world.m_constraints = snap.constraints;
         world.m_steps = snap.steps;
         world.m_diverged = snap.diverged;
+        world.m_pending_removals.assign(snap.pending_removals.begin(), snap.pending_removals.end());
         // The accumulators now hold whatever the snapshot's did: have the next step zero them.
         world.m_accumulators_dirty = true;
         for (const auto& [name, state] : world.stage_states())
@@ -158,6 +165,18 @@ void check_restorable(const World<T>& sim, const Snapshot<T>& snap)
         detail::raise<std::logic_error>("simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
                                " particles into a simulation of " + std::to_string(sim.size()) +
                                " whose cloths, strands, controllers or queued removals refer to particle indices");
+    for (std::size_t k = 0; k < snap.pending_removals.size(); ++k)
+    {
+        const std::size_t r = snap.pending_removals[k];
+        if (r >= snap.state.size())
+            detail::raise<std::invalid_argument>("simdverlet: snapshot queues particle " + std::to_string(r) +
+                                                 " for removal, but holds " + std::to_string(snap.state.size()));
+        if (std::find(snap.pending_removals.begin(), snap.pending_removals.begin() + std::ptrdiff_t(k), r) !=
+            snap.pending_removals.begin() + std::ptrdiff_t(k))
+            detail::raise<std::invalid_argument>("simdverlet: snapshot queues particle " + std::to_string(r) +
+                                                 " for removal twice");
+        sim.check_removable(r); // a cloth or strand registered since must not be renumbered
+    }
     check_stage_states(sim, snap);
 }
 
@@ -264,6 +283,13 @@ void save(const Simulation<T>& sim, std::ostream& out)
         put(A::rests(snap.constraints, s).data(), n * sizeof(T));
         put(A::stiffnesses(snap.constraints, s).data(), n * sizeof(T));
     }
+    const auto removals = std::uint32_t(snap.pending_removals.size());
+    put(&removals, 4);
+    for (std::size_t i : snap.pending_removals)
+    {
+        const auto index = std::uint32_t(i);
+        put(&index, 4);
+    }
     const auto stages = std::uint32_t(snap.stages.size());
     put(&stages, 4);
     for (const auto& [name, state] : snap.stages)
@@ -320,14 +346,14 @@ void load(Simulation<T>& sim, std::istream& in)
     if (n > std::uint64_t(INT32_MAX))
         detail::fail_load("its particle count " + std::to_string(n) + " is more than a simulation holds");
     const std::uint64_t end_of_arrays = r.at + n * (arrays * sizeof(T) + 4 * (4 + 2 * sizeof(T)));
-    // Version 1 ends with the arrays; version 2 has at least a stage count after them.
-    const std::uint64_t minimum = end_of_arrays + (version == 1 ? 0 : 4) + 8;
+    // Version 1 ends with the arrays; version 2 has at least a removal and a stage count after them.
+    const std::uint64_t minimum = end_of_arrays + (version == 1 ? 0 : 8) + 8;
     if (version == 1 ? minimum != r.bytes.size() : minimum > r.bytes.size())
         detail::fail_load("its particle count " + std::to_string(n) + " does not match its length");
 
     using A = detail::SnapshotAccess<T>;
     Snapshot<T> snap{A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), steps, diverged,
-                     {}};
+                     {}, {}};
     for (auto* array : A::arrays(snap.state))
         r.take(array->data(), std::size_t(n) * sizeof(T), "the particle arrays");
     for (int s = 0; s < 4; ++s)
@@ -346,7 +372,17 @@ void load(Simulation<T>& sim, std::istream& in)
         }
     }
     if (version >= 2)
+    {
+        const auto removals = r.read<std::uint32_t>("the removal count");
+        for (std::uint32_t k = 0; k < removals; ++k)
+        {
+            const auto i = r.read<std::uint32_t>("the queued removals");
+            if (i >= n)
+                detail::fail_load("it queues particle " + std::to_string(i) + " for removal, of " + std::to_string(n));
+            snap.pending_removals.push_back(i);
+        }
         detail::read_stage_states(r, snap.stages);
+    }
     if (r.at + 8 > r.bytes.size())
         detail::fail_load("the stream ends inside its stage states (truncated?)");
     if (r.at + 8 < r.bytes.size())
