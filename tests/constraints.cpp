@@ -10,28 +10,48 @@ TEST_CASE("connect spends one free slot on each side and writes both directions"
     const auto [si, sj] = k.connect(0, 2, 1.5f, 60.0f);
     CHECK(si == 0);
     CHECK(sj == 0);
-    CHECK(k.neighbour(0, 0) == 2);
-    CHECK(k.neighbour(2, 0) == 0);
-    CHECK(k.rest_length(2, 0) == 1.5f);
-    CHECK(k.stiffness(0, 0) == 60.0f);
-    CHECK(k.live(0, 0));
+    for (const auto& [from, to] : {std::pair{0, 2}, std::pair{2, 0}})
+    {
+        INFO(from << " -> " << to);
+        CHECK(k.neighbour(std::size_t(from), 0) == to);
+        CHECK(k.rest_length(std::size_t(from), 0) == 1.5f);
+        CHECK(k.stiffness(std::size_t(from), 0) == 60.0f);
+        CHECK(k.live(std::size_t(from), 0));
+        CHECK(k.live_count(std::size_t(from)) == 1);
+        CHECK(k.free_slot(std::size_t(from)) == 1);
+    }
     CHECK(k.live_count(1) == 0);
-    CHECK(k.free_slot(0) == 1);
     CHECK(k.slot_to(2, 0) == 0);
+    CHECK(k.slot_to(0, 2) == 0);
+    // The next connection takes the next free slot: 1 on particle 0, 0 on particle 1.
+    const auto [si2, sj2] = k.connect(0, 1, 0.5f, 30.0f);
+    CHECK(si2 == 1);
+    CHECK(sj2 == 0);
+    CHECK(k.neighbour(0, 0) == 2); // the first connection is untouched
+    CHECK(k.free_slot(0) == 2);
 }
 
-TEST_CASE("a slot is live only with a neighbour and non-zero stiffness", "[constraints]")
+TEST_CASE("a slot is live only with a neighbour and non-zero stiffness, and a switched-off one is not free",
+          "[constraints]")
 {
     DirectedConstraints4<double> k(2);
+    k.set_slot(0, 0, 1, 1.0, 2.0);
+    k.set_slot(0, 1, 1, 1.0, 2.0);
+    k.set_slot(0, 2, 1, 1.0, 2.0);
     k.set_slot(0, 3, 1, 1.0, 0.0);
     CHECK_FALSE(k.live(0, 3));
-    CHECK(k.free_slot(0) == 0); // slot 3 still names a neighbour: not free
+    CHECK(k.live_count(0) == 3);
+    CHECK_FALSE(k.free_slot(0).has_value()); // slot 3 still names a neighbour: not free
+    CHECK_THROWS_AS(k.connect(0, 1, 1.0, 1.0), std::logic_error);
     k.set_stiffness(0, 3, 5.0);
     CHECK(k.live(0, 3));
+    CHECK(k.live_count(0) == 4);
     k.clear_slot(0, 3);
     CHECK_FALSE(k.live(0, 3));
     CHECK(k.neighbour(0, 3) == -1);
+    CHECK(k.rest_length(0, 3) == 0.0);
     CHECK(k.stiffness(0, 3) == 0.0);
+    CHECK(k.free_slot(0) == 3);
 }
 
 TEST_CASE("a particle with four slots taken cannot be connected, and nothing is written", "[constraints]")
@@ -68,7 +88,12 @@ TEST_CASE("compaction clears slots that pointed at a removed particle and renumb
     CHECK(k.neighbour(1, 0) == 0);
     CHECK(k.neighbour(1, 1) == -1);
     CHECK(k.neighbour(2, 0) == -1); // old 3: its link to 2 is gone
+    CHECK(k.stiffness(2, 0) == 0.0f);
     CHECK(k.neighbour(2, 1) == 3);  // old 3 -> old 4, renumbered
     CHECK(k.stiffness(2, 1) == 3.0f);
+    CHECK(k.rest_length(2, 1) == 1.0f);
     CHECK(k.neighbour(3, 0) == 2); // old 4 -> old 3
+    CHECK(k.stiffness(3, 0) == 3.0f);
+    CHECK(k.live_count(2) == 1);
+    CHECK(k.live_count(3) == 1);
 }

@@ -56,32 +56,94 @@ TEST_CASE("the debug view follows a particle range, pinned flags and velocity wh
     const auto only_second = debug_lines(sim, {.particles = second.range(), .velocity_scale = 10});
     CHECK(only_second.dots.size() == 9);
     CHECK(only_second.count(SegmentKind::spring) == 12);
+    CHECK(only_second.count(SegmentKind::one_way) == 0);
     CHECK(only_second.count(SegmentKind::velocity) == 9);
+    // One whisker per particle: the moving one 10 x its frame's travel (0.1, 0, 0) long, from
+    // where it is; the resting ones of zero length.
+    int moving = 0;
     for (const auto& s : only_second.segments)
-        if (s.kind == SegmentKind::velocity && s.a == second.position(1, 1))
-            CHECK((s.b - s.a).norm() == Approx(1.0f));
+    {
+        if (s.kind != SegmentKind::velocity)
+            continue;
+        if (s.a == second.position(1, 1))
+        {
+            ++moving;
+            CHECK((s.b - s.a - Vec3<float>(1, 0, 0)).norm() < 1e-5f);
+        }
+        else
+            CHECK(s.b == s.a);
+    }
+    CHECK(moving == 1);
+    CHECK(only_second.dots.front().position == second.position(0, 0));
+    CHECK(only_second.dots.back().position == second.position(2, 2));
     const auto only_first = debug_lines(sim, {.particles = first.range()});
+    CHECK(only_first.dots.size() == 12);
+    CHECK(only_first.count(SegmentKind::spring) == 17); // 3 x 3 + 4 x 2
+    CHECK(only_first.count(SegmentKind::velocity) == 0); // whiskers only when asked for
     int pinned = 0;
     for (const auto& d : only_first.dots)
         pinned += d.pinned ? 1 : 0;
     CHECK(pinned == 1);
+    CHECK(only_first.dots.front().pinned); // and it is (0, 0)
+    CHECK(debug_lines(sim, {.dots = false}).dots.empty());
     CHECK_THROWS_AS(debug_lines(sim, {.particles = {.begin = 5, .end = 2}}), std::invalid_argument);
 }
 
 TEST_CASE("collider outlines: a plane's cross, circles, a capsule's sides, a box's rectangle", "[debug_draw]")
 {
-    const auto plane = outline(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -3}));
-    REQUIRE(plane.outlines.size() == 2);
-    for (const auto& line : plane.outlines)
-        CHECK((line[1] - line[0]).norm() == Approx(40.0f));
-    const auto sphere = outline(SphereCollider<float>({.center = {1, 2, 0}, .radius = 2}));
+    // A plane: two 40-long lines through n x offset, perpendicular, both in the plane.
+    for (const Vec3<float>& normal : {Vec3<float>(0, -1, 0), Vec3<float>(1, 1, 0).normalized()})
+    {
+        const PlaneCollider<float> collider({.normal = normal, .offset = -3});
+        const auto plane = outline(collider);
+        REQUIRE(plane.outlines.size() == 2);
+        const Vec3<float> n = collider.normal();
+        for (const auto& line : plane.outlines)
+        {
+            REQUIRE(line.size() == 2);
+            CHECK((line[1] - line[0]).norm() == Approx(40.0f));
+            CHECK(((line[0] + line[1]) * 0.5f - n * -3.0f).norm() < 1e-5f);
+            for (const auto& p : line)
+                CHECK(n.dot(p) == Approx(-3.0f));
+        }
+        const Vec3<float> first = plane.outlines[0][1] - plane.outlines[0][0];
+        const Vec3<float> second = plane.outlines[1][1] - plane.outlines[1][0];
+        CHECK(std::abs(first.dot(second)) < 1e-3f);
+    }
+    // A sphere: its great circle in the x-y plane, closed.
+    const auto sphere = outline(SphereCollider<float>({.center = {1, 2, 0.5f}, .radius = 2}));
     REQUIRE(sphere.outlines.size() == 1);
+    REQUIRE(sphere.outlines[0].size() == 65);
+    CHECK((sphere.outlines[0].front() - sphere.outlines[0].back()).norm() < 1e-5f);
     for (const auto& p : sphere.outlines[0])
-        CHECK((p - Vec3<float>(1, 2, 0)).norm() == Approx(2.0f));
-    CHECK(outline(CapsuleCollider<float>({.a = {0, 0, 0}, .b = {3, 0, 0}, .radius = 1})).outlines.size() == 4);
-    const auto box = outline(BoxCollider<float>({.min = {0, 0, 0}, .max = {2, 1, 1}}));
+    {
+        CHECK((p - Vec3<float>(1, 2, 0.5f)).norm() == Approx(2.0f));
+        CHECK(p.z() == 0.5f);
+    }
+    // A capsule along x from 0 to 3, radius 1: a circle at each end and the sides y = +-1.
+    const auto capsule = outline(CapsuleCollider<float>({.a = {0, 0, 0}, .b = {3, 0, 0}, .radius = 1}));
+    REQUIRE(capsule.outlines.size() == 4);
+    for (const auto& p : capsule.outlines[0])
+        CHECK(p.norm() == Approx(1.0f));
+    for (const auto& p : capsule.outlines[1])
+        CHECK((p - Vec3<float>(3, 0, 0)).norm() == Approx(1.0f));
+    std::vector<float> side_y;
+    for (std::size_t k : {std::size_t(2), std::size_t(3)})
+    {
+        REQUIRE(capsule.outlines[k].size() == 2);
+        CHECK(capsule.outlines[k][0].x() == 0.0f);
+        CHECK(capsule.outlines[k][1].x() == 3.0f);
+        CHECK(capsule.outlines[k][0].y() == capsule.outlines[k][1].y());
+        side_y.push_back(capsule.outlines[k][0].y());
+    }
+    CHECK(std::max(side_y[0], side_y[1]) == Approx(1.0f));
+    CHECK(std::min(side_y[0], side_y[1]) == Approx(-1.0f));
+    // A box: its x-y rectangle at min z, closed.
+    const auto box = outline(BoxCollider<float>({.min = {0, 0, 0.25f}, .max = {2, 1, 1}}));
     REQUIRE(box.outlines.size() == 1);
-    CHECK(box.outlines[0].size() == 5);
+    const std::vector<Vec3<float>> rectangle = {{0, 0, 0.25f}, {2, 0, 0.25f}, {2, 1, 0.25f}, {0, 1, 0.25f},
+                                                {0, 0, 0.25f}};
+    CHECK(box.outlines[0] == rectangle);
     CHECK(outline(SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1; }})).outlines.empty());
     SphereCollider<float> hidden({});
     hidden.enabled = false;

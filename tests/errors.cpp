@@ -1,11 +1,12 @@
 // Bad input: one row per documented misuse (DESIGN §5 and the stages' own). Each must throw the
 // stated standard exception, name the offending value in its message, and leave the simulation,
-// its constraints, its stages and its colliders as they were.
+// its constraints, its stages (and the state they save) and its colliders as they were.
 #include <functional>
 #include <memory>
 #include <optional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catch.hpp"
@@ -23,8 +24,9 @@ enum class Kind
     logic_error,
 };
 
-/// The scene every row runs against: the guide's sheet as a cloth, a rope, and a collider set
-/// holding a plane and an SDF, stepped a few frames.
+/// The scene every row runs against: the guide's sheet as a cloth, a rope, a collider set holding
+/// a plane and an SDF, and a wind named "breeze" that blows on nothing but keeps a clock (a stage
+/// with state, for snapshots to carry), stepped a few frames.
 struct Scene
 {
     Simulation<float> sim;
@@ -33,8 +35,9 @@ struct Scene
     std::shared_ptr<ColliderSet<float>> world;
     PlaneCollider<float>* floor = nullptr;
     SdfCollider<float>* ball = nullptr;
+    std::optional<Wind<float>> breeze;
 
-    Scene()
+    explicit Scene(int frames = 10)
     {
         cloth = add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }}); // 0..199
         rope = add_strand(sim, {.count = 5});                                                   // 200..204
@@ -42,10 +45,69 @@ struct Scene
         floor = &world->add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -8}));
         ball = &world->add(SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1.0f; }}));
         sim.add_particle({0, 0, 5}); // 205, a free particle above every block
-        for (int frame = 0; frame < 10; ++frame)
+        breeze = add_wind(sim, {.name = "breeze"});
+        for (int frame = 0; frame < frames; ++frame)
             sim.step(guide_step<float>(8));
     }
 };
+
+/// Takes a scene's simulation for the length of a row, leaving the scene's moved from, and puts it
+/// back on the way out, thrown or not: so a row can misuse a moved-from simulation and the table
+/// can still check that the world behind it was left alone.
+struct Borrowed
+{
+    Simulation<float>& home;
+    Simulation<float> held;
+
+    explicit Borrowed(Simulation<float>& sim) : home(sim), held(std::move(sim)) {}
+    Borrowed(const Borrowed&) = delete;
+    Borrowed& operator=(const Borrowed&) = delete;
+    ~Borrowed() { home = std::move(held); }
+};
+
+/// Handles of every kind whose simulation is gone: the full world's, and a PID controller (#1) on
+/// a simulation of one particle, both destroyed before this returns.
+struct Orphans
+{
+    std::optional<FullWorld<float>> world;
+    std::optional<PidController<float>> pid;
+};
+
+Orphans orphans()
+{
+    Orphans o;
+    Simulation<float> sim;
+    o.world.emplace(sim);
+    Simulation<float> bare;
+    bare.add_particle({0, 0, 0});
+    o.pid = bare.add_pid_position_controller(0, {0, 0, 0});
+    return o;
+}
+
+/// A stage state with all three functions, or with the one named left out.
+StageState stage_state_without(std::string_view missing = {})
+{
+    StageState s{[] { return std::string("saved"); }, [](std::string_view) { return true; },
+                 [](std::string_view) {}};
+    if (missing == "save")
+        s.save = {};
+    if (missing == "accepts")
+        s.accepts = {};
+    if (missing == "load")
+        s.load = {};
+    return s;
+}
+
+/// A snapshot of another scene, one frame further on (so restoring it would change the state, the
+/// step count and the breeze's clock), after `edit` changed which stages keep state there.
+Snapshot<float> snapshot_of_another(const std::function<void(Scene&)>& edit)
+{
+    Scene other(11);
+    edit(other);
+    return snapshot(other.sim);
+}
+
+const std::string kDestroyed = " was used after its simulation was destroyed";
 
 struct Row
 {
@@ -121,6 +183,101 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
          "particle 250"},
         {"PID with a negative gain",
          [](Scene& x) { x.sim.add_pid_position_controller(5, {0, 0, 0}, {.kp = -1.0f}); }, Kind::invalid_argument, "-1"},
+
+        // A moved-from simulation: every use but assignment and destruction is refused.
+        {"a moved-from simulation stepped",
+         [](Scene& x) {
+             Borrowed b(x.sim);
+             x.sim.step(guide_step<float>(8));
+         },
+         Kind::logic_error, "moved from"},
+        {"a particle added to a moved-from simulation",
+         [](Scene& x) {
+             Borrowed b(x.sim);
+             x.sim.add_particle({0, 0, 0});
+         },
+         Kind::logic_error, "moved from"},
+        {"a moved-from simulation's state read",
+         [](Scene& x) {
+             Borrowed b(x.sim);
+             (void)x.sim.state();
+         },
+         Kind::logic_error, "moved from"},
+        {"a cloth added to a moved-from simulation",
+         [](Scene& x) {
+             Borrowed b(x.sim);
+             add_cloth(x.sim, {});
+         },
+         Kind::logic_error, "moved from"},
+        {"a snapshot restored into a moved-from simulation",
+         [](Scene& x) {
+             Borrowed b(x.sim);
+             restore(x.sim, snapshot(b.held));
+         },
+         Kind::logic_error, "moved from"},
+
+        // A handle whose simulation was destroyed names itself; the scene's live simulation is
+        // never touched in its place.
+        {"a cloth pinned after its simulation was destroyed", [](Scene&) { orphans().world->cloth.pin(0, 0); },
+         Kind::logic_error, "cloth 'cloth@0'" + kDestroyed},
+        {"a cloth grabbed after its simulation was destroyed",
+         [](Scene&) { orphans().world->cloth.grab_nearest({0, 0, 0}); }, Kind::logic_error,
+         "cloth 'cloth@0'" + kDestroyed},
+        {"a cloth stepped after its simulation was destroyed",
+         [](Scene&) { orphans().world->cloth.step(guide_step<float>(8)); }, Kind::logic_error,
+         "cloth 'cloth@0'" + kDestroyed},
+        // A cloth holding a grab lets go first, and that names the grab's controller rather than
+        // the cloth: the simulation is still reported gone.
+        {"a grabbing cloth removed after its simulation was destroyed", [](Scene&) { orphans().world->cloth.remove(); },
+         Kind::logic_error, kDestroyed},
+        {"a strand tied after its simulation was destroyed", [](Scene&) { orphans().world->rope.attach_to(0, 3); },
+         Kind::logic_error, "strand 'strand@200'" + kDestroyed},
+        {"a strand's node read after its simulation was destroyed", [](Scene&) { orphans().world->rope.position(0); },
+         Kind::logic_error, "strand 'strand@200'" + kDestroyed},
+        {"tearing removed after its simulation was destroyed", [](Scene&) { orphans().world->tearing.remove(); },
+         Kind::logic_error, "tearing 'tearing'" + kDestroyed},
+        {"wind removed after its simulation was destroyed", [](Scene&) { orphans().world->wind.remove(); },
+         Kind::logic_error, "wind 'wind'" + kDestroyed},
+        {"a collider set detached after its simulation was destroyed",
+         [](Scene&) { orphans().world->colliders->detach(); }, Kind::logic_error,
+         "collider set 'colliders'" + kDestroyed},
+        {"a PID target moved after its simulation was destroyed", [](Scene&) { orphans().pid->set_target({1, 1, 1}); },
+         Kind::logic_error, "PID controller #1" + kDestroyed},
+        {"a PID's particle read after its simulation was destroyed", [](Scene&) { (void)orphans().pid->particle(); },
+         Kind::logic_error, "PID controller #1" + kDestroyed},
+        {"a PID removed after its simulation was destroyed", [](Scene&) { orphans().pid->remove(); }, Kind::logic_error,
+         "PID controller #1" + kDestroyed},
+
+        // A snapshot restores only into a simulation with the same stateful stages; the check
+        // comes before anything loads, so the breeze's clock does not move either.
+        {"a snapshot with state for a stage this simulation lacks",
+         [](Scene& x) { restore(x.sim, snapshot_of_another([](Scene& o) { add_tearing(o.sim, {}); })); },
+         Kind::logic_error, "stage 'tearing', which this simulation does not have registered"},
+        {"a snapshot without state for a stage this simulation has",
+         [](Scene& x) { restore(x.sim, snapshot_of_another([](Scene& o) { o.breeze->remove(); })); }, Kind::logic_error,
+         "no state for stage 'breeze'"},
+        {"a snapshot holding state its stage does not accept",
+         [](Scene& x) {
+             auto snap = snapshot_of_another([](Scene&) {});
+             REQUIRE(snap.stages.size() == 1);
+             snap.stages[0].second += "?";
+             restore(x.sim, snap);
+         },
+         Kind::invalid_argument, "stage 'breeze' does not accept"},
+
+        // Stage state needs a name and all three functions; a bad one replaces nothing.
+        {"stage state with an empty name", [](Scene& x) { x.sim.add_stage_state("", stage_state_without()); },
+         Kind::invalid_argument, "non-empty name"},
+        {"stage state without save", [](Scene& x) { x.sim.add_stage_state("mine", stage_state_without("save")); },
+         Kind::invalid_argument, "stage state 'mine' lacks"},
+        {"stage state without accepts",
+         [](Scene& x) { x.sim.add_stage_state("mine", stage_state_without("accepts")); }, Kind::invalid_argument,
+         "stage state 'mine' lacks"},
+        {"stage state without load", [](Scene& x) { x.sim.add_stage_state("mine", stage_state_without("load")); },
+         Kind::invalid_argument, "stage state 'mine' lacks"},
+        {"stage state without load replacing the breeze's",
+         [](Scene& x) { x.sim.add_stage_state("breeze", stage_state_without("load")); }, Kind::invalid_argument,
+         "stage state 'breeze' lacks"},
     };
 
     for (const auto& row : rows)
@@ -136,6 +293,11 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
             const DirectedConstraints4<float> constraints_before = sim.constraints();
             const auto steps_before = sim.step_count();
             const auto generators_before = sim.force_generator_count();
+            const auto stage_states_before = snapshot(sim).stages; // names and saved bytes
+            const auto bulk_forces_before = sim.bulk_forces().names();
+            const auto projections_before = sim.position_projections().names();
+            const auto edits_before = sim.constraint_edits().names();
+            const float breeze_clock_before = scene.breeze->time();
             bool threw = false;
             try
             {
@@ -154,6 +316,11 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
             CHECK(sim.step_count() == steps_before);
             CHECK(sim.force_generator_count() == generators_before);
             CHECK(sim.pending_removals() == 0);
+            CHECK(snapshot(sim).stages == stage_states_before);
+            CHECK(sim.bulk_forces().names() == bulk_forces_before);
+            CHECK(sim.position_projections().names() == projections_before);
+            CHECK(sim.constraint_edits().names() == edits_before);
+            CHECK(scene.breeze->time() == breeze_clock_before);
             CHECK(scene.floor->normal() == floor_before);
             CHECK(scene.ball->shape().max_steps == steps_limit_before);
             CHECK(scene.floor->material().friction == friction_before);

@@ -94,32 +94,57 @@ TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over unch
     }
 }
 
-TEST_CASE("a coincident pair and a zero-stiffness slot add exactly nothing", "[kernels]")
+TEST_CASE("a coincident pair and a dead slot add exactly nothing, even where a live one would be NaN", "[kernels]")
 {
-    Simulation<float> sim;
-    sim.add_particle({1, 1, 1});
-    sim.add_particle({1, 1, 1});
-    sim.add_particle({3, 1, 1});
-    sim.constraints().set_slot(0, 0, 1, 0.5f, 100.0f); // coincident: no direction
-    sim.constraints().set_slot(0, 1, 2, 0.5f, 0.0f);   // not live
-    auto a = sim.state().arrays_view();
-    kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 3, 4);
-    CHECK(a.ax[0] == 0.0f);
-    CHECK(a.ay[0] == 0.0f);
-    CHECK(a.az[0] == 0.0f);
+    // Particle 0 has a live slot to a particle on top of it (no direction: 0 / 0) and a dead slot
+    // (stiffness 0) to one so far away that its length squared overflows to inf, where
+    // 0 x (inf - rest) / inf is NaN. Both must be skipped, not multiplied by zero, and the
+    // accumulators keep their bits.
+    for (bool vectorized : {true, false})
+    {
+        INFO("vectorized " << vectorized);
+        Simulation<float> sim;
+        sim.add_particle({1, 1, 1});
+        sim.add_particle({1, 1, 1});
+        sim.add_particle({3e20f, 1, 1});
+        sim.constraints().set_slot(0, 0, 1, 0.5f, 100.0f); // coincident: no direction
+        sim.constraints().set_slot(0, 1, 2, 0.5f, 0.0f);   // not live
+        auto a = sim.state().arrays_view();
+        a.ax[0] = 0.25f;
+        a.ay[0] = -0.5f;
+        a.az[0] = 2.0f;
+        if (vectorized)
+            kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 3, 4);
+        else
+            kernels::accumulate_scalar(a, sim.constraints().arrays_view(), 0, 3, 4);
+        CHECK(a.ax[0] == 0.25f);
+        CHECK(a.ay[0] == -0.5f);
+        CHECK(a.az[0] == 2.0f);
+        CHECK(a.ax[2] == 0.0f);
+    }
 }
 
-TEST_CASE("one slot's force is k (|d| - r) d / |d| toward the neighbour", "[kernels]")
+TEST_CASE("one slot's force is iterations x k (|d| - r) d / |d| toward the neighbour", "[kernels]")
 {
-    Simulation<double> sim;
-    sim.add_particle({0, 0, 0});
-    sim.add_particle({3, 4, 0}); // |d| = 5
-    sim.constraints().set_slot(0, 2, 1, 2.0, 10.0);
-    auto a = sim.state().arrays_view();
-    kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 2, 1);
-    // 10 * (5 - 2) / 5 * (3, 4, 0) = (18, 24, 0); particle 1 has no slot and gets nothing.
-    CHECK(a.ax[0] == Approx(18.0));
-    CHECK(a.ay[0] == Approx(24.0));
-    CHECK(a.az[0] == 0.0);
-    CHECK(a.ax[1] == 0.0);
+    for (int iterations : {1, 3})
+        for (bool vectorized : {true, false})
+        {
+            INFO("iterations " << iterations << ", vectorized " << vectorized);
+            Simulation<double> sim;
+            sim.add_particle({0, 0, 0});
+            sim.add_particle({3, 4, 0}); // |d| = 5
+            sim.constraints().set_slot(0, 2, 1, 2.0, 10.0);
+            auto a = sim.state().arrays_view();
+            if (vectorized)
+                kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 2, iterations);
+            else
+                kernels::accumulate_scalar(a, sim.constraints().arrays_view(), 0, 2, iterations);
+            // 10 * (5 - 2) / 5 * (3, 4, 0) = (18, 24, 0) per pass; particle 1 has no slot and gets
+            // nothing.
+            CHECK(a.ax[0] == Approx(18.0 * iterations).epsilon(1e-12));
+            CHECK(a.ay[0] == Approx(24.0 * iterations).epsilon(1e-12));
+            CHECK(a.az[0] == 0.0);
+            CHECK(a.ax[1] == 0.0);
+            CHECK(a.ay[1] == 0.0);
+        }
 }
