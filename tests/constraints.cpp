@@ -97,3 +97,18 @@ TEST_CASE("compaction clears slots that pointed at a removed particle and renumb
     CHECK(k.live_count(2) == 1);
     CHECK(k.live_count(3) == 1);
 }
+
+TEST_CASE("a slot with no neighbour refuses a stiffness: the kernels read liveness from stiffness", "[constraints][errors]")
+{
+    // Found by the test audit: a stiff empty slot made the vector kernel read particle -1 (one step
+    // moved a particle from x = 5 to 4.444) while the scalar twin did nothing.
+    DirectedConstraints4<float> k(3);
+    const auto before = k;
+    CHECK_THROWS_WITH(k.set_stiffness(1, 2, 60.0f),
+                      Catch::Matchers::ContainsSubstring("slot 2 of particle 1 stiffness 60: it has no neighbour"));
+    CHECK(k == before);
+    k.set_stiffness(1, 2, 0.0f); // zero keeps the invariant and is allowed
+    k.set_slot(1, 2, 0, 1.0f, 5.0f);
+    k.set_stiffness(1, 2, 60.0f);
+    CHECK(k.stiffness(1, 2) == 60.0f);
+}

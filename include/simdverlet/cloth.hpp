@@ -153,6 +153,7 @@ class Cloth
     /// Moves the grab target. Throws std::logic_error when nothing is grabbed.
     void move_grabbed(const Vec3<T>& p)
     {
+        world(); // a destroyed simulation is reported as the cloth's
         if (!d().grab)
             detail::raise<std::logic_error>("simdverlet: cloth '" + d().name + "' has nothing grabbed; call grab_nearest first");
         data().grab->set_target(p);
@@ -161,6 +162,7 @@ class Cloth
     /// Lets go; returns whether something was grabbed.
     bool release()
     {
+        world(); // a destroyed simulation is reported as the cloth's, not its controller's
         if (!d().grab)
             return false;
         data().grab->remove();
@@ -171,6 +173,7 @@ class Cloth
     /// The grabbed particle, if any.
     std::optional<std::size_t> grabbed() const
     {
+        world();
         if (!d().grab)
             return std::nullopt;
         return d().grab->particle();

@@ -109,11 +109,17 @@ class DirectedConstraints4
         m_stiffness[s][i] = stiffness;
     }
 
-    /// Changes the stiffness of an existing slot, e.g. to soften a spring live.
+    /// Changes the stiffness of an existing slot, e.g. to soften a spring live. Refused on a slot
+    /// with no neighbour: the kernels read liveness from stiffness alone, so a stiff empty slot
+    /// would send them to particle -1.
     void set_stiffness(std::size_t i, int s, T stiffness)
     {
         check(i, s);
         check_stiffness(stiffness);
+        if (m_neighbour[s][i] == kNone && stiffness != T(0))
+            detail::raise<std::logic_error>("simdverlet: cannot give slot " + std::to_string(s) + " of particle " +
+                                            std::to_string(i) + " stiffness " + detail::number(stiffness) +
+                                            ": it has no neighbour (set_slot wires one)");
         m_stiffness[s][i] = stiffness;
     }
 

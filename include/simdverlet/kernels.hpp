@@ -290,16 +290,21 @@ struct GridLinks
     M down, up, right, left;
 };
 
-/// a + strength (mean of the four axis neighbours - x), written once over V for both twins. A
-/// neighbour behind a dead slot counts as x itself, so a cut or torn spring stops its pull; with
-/// all four live this is the plain four-neighbour mean, bit for bit.
+/// a + strength (mean of the four axis neighbours - x), written once over V for both twins. The
+/// mean is two bends, one per axis ((left + right) / 2 - x and (up + down) / 2 - x, halved), and
+/// an axis bends only while both of its slots are live: a cut or torn spring switches off the bend
+/// across it, and a cut edge is then a free edge, as the sheet's own border is (a lone live
+/// neighbour would pull the edge into its piece). A switched-off axis counts both neighbours as x
+/// itself, so with all four live this is the plain four-neighbour mean, bit for bit.
 template <class V, class M>
 V pulled_toward_mean(const V& a, const V& x, const V& down, const V& up, const V& right, const V& left,
                      const GridLinks<M>& live, const V& strength)
 {
     using T = simd::Scalar<V>;
-    const V sum = (simd::select(live.left, left, x) + simd::select(live.right, right, x)) +
-                  (simd::select(live.up, up, x) + simd::select(live.down, down, x));
+    const M across = live.left && live.right;
+    const M along = live.up && live.down;
+    const V sum = (simd::select(across, left, x) + simd::select(across, right, x)) +
+                  (simd::select(along, up, x) + simd::select(along, down, x));
     return a + strength * (sum * V(T(0.25)) - x);
 }
 
