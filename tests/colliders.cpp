@@ -127,7 +127,7 @@ TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays; with friction 0 
                 "friction 0 moved %.3g (%d contacts at the end)\n",
                 held_moved, held_contacts, slid_moved, slid_contacts);
     CHECK(held_moved < 0.05);    // a tenth of a spacing over 200 frames: at rest
-    CHECK(held_contacts >= 100); // and lying on the sphere, every frame
+    CHECK(held_contacts >= 120); // and lying on the sphere, every frame
     CHECK(slid_moved > 1.0);     // two spacings and more: sliding off
     CHECK(slid_contacts < held_contacts);
 }
@@ -205,7 +205,7 @@ TEST_CASE("a sheet draped on a ball half its width with friction 0.6 settles and
                 "friction 0 moved %.3g (%d contacts at the end), centre at y %.3g\n",
                 held_moved, held_contacts, slid_moved, slid_contacts, slid_y);
     CHECK(held_moved < 1e-3);
-    CHECK(held_contacts >= 50); // lying on the ball every frame
+    CHECK(held_contacts >= 120); // lying on the ball every frame
     CHECK(held_y < 2.9);        // above the ball's centre, not fallen past it
     CHECK(slid_y > 2.9 + 1.0);  // friction 0: slid off and fell below the ball's centre
 }
@@ -462,14 +462,17 @@ TEST_CASE("an SDF collider projects onto its field's surface and counts each par
     // A torus around the y axis: major radius 2, minor 0.6. Frictionless, so the check below sees
     // the projection alone: friction's tangential correction runs along the tangent plane, which
     // on the saddle of a torus's inner side dips inside by the square of the correction.
-    SdfCollider<double> torus({.field =
-                                   [](const Vec3<double>& p) {
-                                       const double q = std::hypot(p.x(), p.z()) - 2.0;
-                                       return std::hypot(q, p.y()) - 0.6;
-                                   }},
-                              {.friction = 0});
+    const auto field = [](const Vec3<double>& p) {
+        const double q = std::hypot(p.x(), p.z()) - 2.0;
+        return std::hypot(q, p.y()) - 0.6;
+    };
+    SdfCollider<double> torus({.field = field}, {.friction = 0});
+    int inside = 0; // free particles inside the torus before the projection: each is one contact
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        inside += !sim.state().is_pinned(i) && field(sim.state().position(i)) < 0.0 ? 1 : 0;
+    REQUIRE(inside > 20);
     const int contacts = torus.project(sim.state());
-    CHECK(contacts > 20);
+    CHECK(contacts == inside);
     for (std::size_t i = 0; i < sim.size(); ++i)
     {
         const Vec3<double> p = sim.state().position(i);

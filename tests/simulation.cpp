@@ -102,13 +102,12 @@ TEMPLATE_TEST_CASE("vector and scalar paths agree over 200 frames", "[simulation
         vec.step(guide_step<TestType>(16));
         sca.step(guide_step<TestType>(16));
     }
-    // Stated tolerance: 1e-6 of the spacing. Both twins perform the same IEEE operations in the same
-    // order with contraction off, so in practice the gap is exactly zero; the tolerance is what we
-    // promise for builds that contract a * b + c into FMA.
+    // Both twins perform the same IEEE operations in the same order, and the library target turns
+    // floating-point contraction off (SIMDVERLET_STRICT_FP), so they agree to the bit.
     const double gap = furthest_apart(vec, sca);
     std::printf("vector (%zu lanes, %s) vs scalar after 200 frames: %.3g\n", simd::kLanes<TestType>,
                 simd::arch_name(), gap);
-    CHECK(gap <= 0.5e-6);
+    CHECK(same_positions(vec, sca));
 }
 
 TEST_CASE("free fall follows the closed form of damped Verlet under constant acceleration", "[simulation]")
@@ -167,7 +166,8 @@ TEST_CASE("gravity accelerates every free particle alike, whatever its mass", "[
     for (int frame = 0; frame < 100; ++frame)
         sim.step({.gravity = {0, 2, 0}});
     const auto& y = sim.state().y();
-    CHECK(y[0] > 0.5f);
+    // Damped Verlet from rest: g dt^2 (sum over n = 1..100 of (1 - 0.99^n) / 0.01) = 2.0687.
+    CHECK(y[0] == Approx(2.0687).epsilon(1e-4));
     CHECK(y[1] == y[0]);
     CHECK(y[2] == y[0]);
 }
@@ -471,7 +471,7 @@ TEST_CASE("a swinging sheet loses the same share of its energy in a second at 1,
                 "(per-step damping: %.4f / %.4f / %.4f / %.4f)\n",
                 kept[0], kept[1], kept[2], kept[3], old_rule[0], old_rule[1], old_rule[2], old_rule[3]);
     for (double k : kept)
-        CHECK(k == Approx(kept[0]).epsilon(0.03));
+        CHECK(k == Approx(kept[0]).epsilon(0.005));
     CHECK(old_rule[3] < 0.5 * old_rule[0]); // what the test would see with the old rule
 }
 
@@ -494,7 +494,7 @@ TEST_CASE("divergence: 100 x 16 stays finite for 400 frames, 150 x 16 does not, 
     }
     std::printf("150 x 16: past 100 %% strain at frame %d, non-finite at frame %d\n", past_100_percent, nan_frame);
     CHECK_FALSE(settles.diverged());
-    CHECK(peak_strain(settles) < 0.2);
+    CHECK(peak_strain(settles) < 0.1);
     CHECK(explodes.diverged());
     CHECK(past_100_percent > 0);
     CHECK(nan_frame > past_100_percent); // the strain trace warns well before the NaN

@@ -122,7 +122,12 @@ TEST_CASE("a figure of the guide's sheet is well-formed and draws one polyline p
     figure.add_panel("the outline of a ball").add(outline(SphereCollider<float>({.radius = 1})));
     const std::string doc = figure.str();
     CHECK(xml_problem(doc).empty());
-    CHECK(occurrences(doc, "<polyline") == g.segments.size() + 1);
+    // One polyline per spring (counted from the constraints, not from what debug_lines returned),
+    // one per velocity whisker and the ball's outline.
+    const std::size_t springs = count_segments(sim);
+    CHECK(springs == 371); // 19 x 10 + 20 x 9 pairs, less the one rewired, plus its two one-way halves
+    CHECK(g.segments.size() == springs + sim.size());
+    CHECK(occurrences(doc, "<polyline") == springs + sim.size() + 1);
     CHECK(occurrences(doc, "<circle") == g.dots.size());
     CHECK(occurrences(doc, "stroke=\"#e8741c\"") == 2); // the two one-way constraints
     CHECK(doc.find("a &lt;title&gt; &amp; &quot;quotes&quot;") != std::string::npos);
@@ -148,7 +153,11 @@ TEST_CASE("write_svg writes one well-formed panel on the fitted window", "[svg]"
     // The ball's 40-unit outline is drawn but leaves the window fitted to the chain.
     svg::Figure figure({.title = "a chain of three"});
     figure.add_panel().add(g);
-    CHECK(figure.window().w == Approx(2.0 + 2 * 0.5));
+    const svg::Rect window = figure.window(); // the chain spans [0, 2] x [0, 1], padded by 0.5
+    CHECK(window.x == Approx(-0.5));
+    CHECK(window.y == Approx(-0.5));
+    CHECK(window.w == Approx(2.0 + 2 * 0.5));
+    CHECK(window.h == Approx(1.0 + 2 * 0.5));
     CHECK(doc == figure.str());
 }
 
@@ -195,9 +204,15 @@ TEST_CASE("a fitted window leaves collider outlines out; a set window is used as
     panel.add(outline(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -5})));
     const svg::Rect fitted = figure.window();
     CHECK(fitted.x == Approx(-0.5));
+    CHECK(fitted.y == Approx(-0.5));
     CHECK(fitted.w == Approx(3.0));
     CHECK(fitted.h == Approx(2.0));
-    figure.set_window({-10, -10, 20, 20});
-    CHECK(figure.window().w == 20.0);
+    figure.set_window({-10, -5, 20, 30});
+    const svg::Rect set = figure.window();
+    CHECK(set.x == -10.0);
+    CHECK(set.y == -5.0);
+    CHECK(set.w == 20.0);
+    CHECK(set.h == 30.0);
     CHECK_THROWS_AS(figure.set_window({0, 0, 0, 1}), std::invalid_argument);
+    CHECK(figure.window().w == 20.0); // a refused window leaves the one set
 }
