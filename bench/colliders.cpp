@@ -46,20 +46,38 @@ void project_cloud(benchmark::State& bench, MakeCollider make, bool vectorized)
     bench.SetLabel(vectorized && collider.has_vector_path() ? simd::arch_name() : "scalar");
 }
 
-auto plane() { return PlaneCollider<float>({.normal = {0.2f, -1, 0.1f}, .offset = -1}); }
-auto sphere() { return SphereCollider<float>({.radius = 2.2f}); }
-auto bowl() { return SphereCollider<float>({.radius = 4.0f, .inside = true}); }
-auto capsule() { return CapsuleCollider<float>({.a = {-2, 0, 0}, .b = {2, 1, 0}, .radius = 1.4f}); }
-auto room() { return BoxCollider<float>({.min = {-2.5f, -2.5f, -2.5f}, .max = {2.5f, 2.5f, 2.5f}}); }
-auto crate() { return BoxCollider<float>({.min = {-2, -2, -2}, .max = {2, 1, 2}, .inside = false}); }
+auto plane()
+{
+    return PlaneCollider<float>({.normal = {0.2f, -1, 0.1f}, .offset = -1});
+}
+auto sphere()
+{
+    return SphereCollider<float>({.radius = 2.2f});
+}
+auto bowl()
+{
+    return SphereCollider<float>({.radius = 4.0f, .inside = true});
+}
+auto capsule()
+{
+    return CapsuleCollider<float>({.a = {-2, 0, 0}, .b = {2, 1, 0}, .radius = 1.4f});
+}
+auto room()
+{
+    return BoxCollider<float>({.min = {-2.5f, -2.5f, -2.5f}, .max = {2.5f, 2.5f, 2.5f}});
+}
+auto crate()
+{
+    return BoxCollider<float>({.min = {-2, -2, -2}, .max = {2, 1, 2}, .inside = false});
+}
 auto sdf_sphere()
 {
     return SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 2.2f; }});
 }
 } // namespace
 
-#define SIMDVERLET_COLLIDER_BENCH(shape)                                                                             \
-    BENCHMARK_CAPTURE(project_cloud, shape##_vector, shape, true)->Unit(benchmark::kMicrosecond);                   \
+#define SIMDVERLET_COLLIDER_BENCH(shape)                                                                               \
+    BENCHMARK_CAPTURE(project_cloud, shape##_vector, shape, true)->Unit(benchmark::kMicrosecond);                      \
     BENCHMARK_CAPTURE(project_cloud, shape##_scalar, shape, false)->Unit(benchmark::kMicrosecond)
 
 SIMDVERLET_COLLIDER_BENCH(plane);

@@ -20,7 +20,11 @@ void BM_hanging_256(benchmark::State& bench)
     const int substeps = int(bench.range(1));
     const int threads = int(bench.range(2));
     Simulation<float> sim;
-    add_cloth(sim, {.width = 256, .height = 256, .spacing = 0.5f, .stiffness = stiffness, .curvature_strength = 0.0f,
+    add_cloth(sim, {.width = 256,
+                    .height = 256,
+                    .spacing = 0.5f,
+                    .stiffness = stiffness,
+                    .curvature_strength = 0.0f,
                     .pinned = [](int, int r) { return r == 0; }});
 #if SIMDVERLET_HAVE_OPENMP
     if (threads > 1)

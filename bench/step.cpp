@@ -87,7 +87,8 @@ void skeleton_range(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::
     IB links(typename IB::value_type(0));
     for (std::size_t i = begin; i < end; i += L)
     {
-        B rest = simd::load<T, xsimd::default_arch>(c.rest[0] + i), stiff = simd::load<T, xsimd::default_arch>(c.stiffness[0] + i);
+        B rest = simd::load<T, xsimd::default_arch>(c.rest[0] + i),
+          stiff = simd::load<T, xsimd::default_arch>(c.stiffness[0] + i);
         for (int k = 1; k < 4; ++k)
         {
             rest = rest + simd::load<T, xsimd::default_arch>(c.rest[k] + i);
@@ -99,7 +100,8 @@ void skeleton_range(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::
         const B bias = rest * stiff * w * B(T(1e-30));
         for (auto [x, px] : {std::pair{s.x, s.px}, std::pair{s.y, s.py}, std::pair{s.z, s.pz}})
             simd::store<T, xsimd::default_arch>(px + i, simd::load<T, xsimd::default_arch>(x + i) +
-                                                            simd::load<T, xsimd::default_arch>(px + i) * B(T(0)) + bias);
+                                                            simd::load<T, xsimd::default_arch>(px + i) * B(T(0)) +
+                                                            bias);
     }
     benchmark::DoNotOptimize(links);
 }

@@ -43,7 +43,8 @@ void BM_ropes_1000x64_bending(benchmark::State& bench)
 void BM_cloth_256_tearing_wind(benchmark::State& bench)
 {
     Simulation<float> sim;
-    auto cloth = add_cloth(sim, {.width = 256, .height = 256, .pinned = [](int c, int r) { return r == 0 && c % 8 == 0; }});
+    auto cloth = add_cloth(sim,
+                           {.width = 256, .height = 256, .pinned = [](int c, int r) { return r == 0 && c % 8 == 0; }});
     auto tearing = add_tearing(sim, {.max_strain = 0.8f});
     add_wind(sim, {.velocity = {1, 0, 3}, .cloths = {cloth}});
     time_steps(bench, sim, {.gravity = {0, 2, 0}, .iterations = 16});

@@ -43,10 +43,11 @@ int main(int argc, char** argv)
     auto& crate = world->add(
         sv::BoxCollider<float>({.min = {1.5f, 3, -1}, .max = {3, 4, 1}, .inside = false}, cloth_on_wood));
     // A torus lying on the floor around the ball: major radius 2.2, minor 0.3.
-    auto& torus = world->add(sv::SdfCollider<float>({.field = [](const Vec3& p) {
-                                                        const float q = std::hypot(p.x() + 1.5f, p.z()) - 2.2f;
-                                                        return std::hypot(q, p.y() - 3.7f) - 0.3f;
-                                                    }},
+    auto& torus = world->add(sv::SdfCollider<float>({.field =
+                                                         [](const Vec3& p) {
+                                                             const float q = std::hypot(p.x() + 1.5f, p.z()) - 2.2f;
+                                                             return std::hypot(q, p.y() - 3.7f) - 0.3f;
+                                                         }},
                                                     cloth_on_wood));
 
     const sv::StepParams<float> params{.gravity = {0, 4, 0}, .iterations = 16};
@@ -63,7 +64,9 @@ int main(int argc, char** argv)
                     ball.contacts(), rail.contacts(), crate.contacts(), torus.contacts(), lowest);
     }
     sv::svg::Figure figure({.columns = 1, .cell_width = 520});
-    figure.add_panel("every collider at once, after 8 s: floor, room, ball, rail, crate\n(the torus is an SDF: it has no outline)")
+    figure
+        .add_panel("every collider at once, after 8 s: floor, room, ball, rail, crate\n(the torus is an SDF: it has no "
+                   "outline)")
         .add(sv::debug_lines(sim))
         .add(sv::outline(*world));
     figure.set_window({-4.5, -2.5, 9, 7});

@@ -15,9 +15,9 @@ int main(int argc, char** argv)
     const std::vector<float> strengths = {0.0f, 0.05f, 20.0f, 100.0f};
     std::vector<sv::Simulation<float>> sheets(strengths.size());
     for (std::size_t n = 0; n < strengths.size(); ++n)
-        sv::add_cloth(sheets[n], {.stiffness = 60.0f,
-                                  .curvature_strength = strengths[n],
-                                  .pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }});
+        sv::add_cloth(sheets[n], {.stiffness = 60.0f, .curvature_strength = strengths[n], .pinned = [](int c, int r) {
+                                      return r == 0 && c % 4 == 0;
+                                  }});
     for (int frame = 0; frame < 300; ++frame)
         for (auto& sheet : sheets)
             sheet.step({.gravity = {0, 2, 0}, .iterations = 16});

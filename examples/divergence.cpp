@@ -25,8 +25,9 @@ int main(int argc, char** argv)
     for (float k : watched)
     {
         sv::Simulation<float> sim;
-        sv::add_cloth(sim, {.stiffness = k, .curvature_strength = 0.0f,
-                            .pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }});
+        sv::add_cloth(sim, {.stiffness = k, .curvature_strength = 0.0f, .pinned = [](int c, int r) {
+                                return r == 0 && c % 4 == 0;
+                            }});
         sv::svg::Series trace{std::to_string(int(k)) + " x 16", {}};
         int past_100 = -1, died = -1;
         for (int frame = 1; frame <= 400; ++frame)
@@ -46,14 +47,14 @@ int main(int argc, char** argv)
             headline = trace.label + ": 100 % at frame " + std::to_string(past_100) + ", NaN at frame " +
                        std::to_string(died);
         std::printf("%-8s %s\n", trace.label.c_str(),
-                    died > 0 ? ("100 % at frame " + std::to_string(past_100) + ", NaN at " + std::to_string(died)).c_str()
-                             : "settles");
+                    died > 0
+                        ? ("100 % at frame " + std::to_string(past_100) + ", NaN at " + std::to_string(died)).c_str()
+                        : "settles");
         traces.push_back(std::move(trace));
     }
     std::printf("divergence warnings logged: %d\n", warnings);
-    sv::svg::save(out + "/divergence.svg",
-                  sv::svg::plot(traces, {.title = "Peak strain per frame - " + headline,
-                                         .y_title = "peak strain (log)",
-                                         .log_y = true}));
+    sv::svg::save(out + "/divergence.svg", sv::svg::plot(traces, {.title = "Peak strain per frame - " + headline,
+                                                                  .y_title = "peak strain (log)",
+                                                                  .log_y = true}));
     return 0;
 }

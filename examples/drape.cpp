@@ -27,10 +27,10 @@ int main(int argc, char** argv)
     // A 15-node rope hanging from the free corner (23, 15), tied with an ordinary spring, weighted
     // at its end by a node three times heavier than the others.
     const Vec3 corner = cloth.position(23, 15);
-    auto rope = sv::add_strand(sim, {.count = 15,
-                                     .spacing = 0.2f,
-                                     .bend_stiffness = 0.3f,
-                                     .position = [&](int n) -> Vec3 { return corner + Vec3(0, 0.2f * (n + 1), 0); }});
+    auto rope = sv::add_strand(sim,
+                               {.count = 15, .spacing = 0.2f, .bend_stiffness = 0.3f, .position = [&](int n) -> Vec3 {
+                                    return corner + Vec3(0, 0.2f * (n + 1), 0);
+                                }});
     const float rest = rope.attach_to(cloth.index(23, 15), 0);
     sim.state().set_inverse_mass(rope.node(14), 1.0f / 3.0f);
 
@@ -47,8 +47,10 @@ int main(int argc, char** argv)
                     100.0f * (tie - rest) / rest);
     }
     char caption[128];
-    std::snprintf(caption, sizeof caption, "hung by two corners, draped on a ball, a weighted rope tied to a corner\n%d particles on the ball after 8 s",
-                  world->contacts());
+    std::snprintf(
+        caption, sizeof caption,
+        "hung by two corners, draped on a ball, a weighted rope tied to a corner\n%d particles on the ball after 8 s",
+        world->contacts());
     sv::svg::Figure figure({.columns = 1, .cell_width = 480});
     figure.add_panel(caption).add(sv::debug_lines(sim)).add(sv::outline(*world));
     figure.save(out + "/drape.svg");

@@ -17,10 +17,9 @@ int main(int argc, char** argv)
     const std::string out = argc > 1 ? argv[1] : ".";
     sv::Simulation<float> sim;
     // 24 x 16 flag in the x-y plane, its left column against the pole, nailed at every fifth row.
-    auto flag = sv::add_cloth(sim, {.width = 24,
-                                    .height = 16,
-                                    .spacing = 0.25f,
-                                    .pinned = [](int c, int r) { return c == 0 && r % 5 == 0; }});
+    auto flag = sv::add_cloth(sim, {.width = 24, .height = 16, .spacing = 0.25f, .pinned = [](int c, int r) {
+                                        return c == 0 && r % 5 == 0;
+                                    }});
     // Gusts along +x with a swirl in z, growing by 1 unit/s every second.
     const auto gust = [](const Vec3& p, float t) -> Vec3 {
         const float base = 2.0f + 1.0f * t;

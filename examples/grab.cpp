@@ -46,8 +46,12 @@ int main(int argc, char** argv)
     std::snprintf(second, sizeof second, "grab_nearest: a PID controller pulls through the solve\npeak strain %.0f %%",
                   100 * grabbed);
     sv::svg::Figure figure({.columns = 2, .cell_width = 480});
-    figure.add_panel(first).add_polylines(snapped.lines(), sv::svg::palette::grid).add_polyline(hand, sv::svg::palette::hand);
-    figure.add_panel(second).add_polylines(followed.lines(), sv::svg::palette::grid).add_polyline(hand, sv::svg::palette::hand);
+    figure.add_panel(first)
+        .add_polylines(snapped.lines(), sv::svg::palette::grid)
+        .add_polyline(hand, sv::svg::palette::hand);
+    figure.add_panel(second)
+        .add_polylines(followed.lines(), sv::svg::palette::grid)
+        .add_polyline(hand, sv::svg::palette::hand);
     figure.save(out + "/grab.svg");
     std::printf("peak strain while carried: teleported %.1f %%, grabbed %.1f %%\n", 100 * teleported, 100 * grabbed);
     return 0;

@@ -22,10 +22,12 @@ int main(int argc, char** argv)
                                      .position = [](int c, int r) { return Vec3(0.5f * c, 0.0f, 0.5f * r); }});
     auto world = sv::add_colliders(
         sim, {.relaxations = 2},
-        sv::SphereCollider<float>({.center = {4.75f, 2.6f, 2.25f}, .radius = 1.6f}, {.friction = 0.6f, .margin = 0.05f}),
+        sv::SphereCollider<float>({.center = {4.75f, 2.6f, 2.25f}, .radius = 1.6f},
+                                  {.friction = 0.6f, .margin = 0.05f}),
         sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -4.2f}, {.friction = 0.6f}));
 
-    sv::svg::Figure figure({.columns = 3, .cell_width = 330, .title = "hello_cloth: the guide's sheet dropped on a ball"});
+    sv::svg::Figure figure(
+        {.columns = 3, .cell_width = 330, .title = "hello_cloth: the guide's sheet dropped on a ball"});
     const auto snapshot = [&](int frame) {
         figure.add_panel("frame " + std::to_string(frame) + ", " + std::to_string(world->contacts()) + " contacts")
             .add(sv::debug_lines(sim))

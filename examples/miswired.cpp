@@ -31,18 +31,21 @@ int main(int argc, char** argv)
     const auto view_good = sv::debug_lines(good_sim);
     const auto view_bad = sv::debug_lines(bad_sim);
     char apart[160];
-    std::snprintf(apart, sizeof apart, "cloth.lines() - one slot mis-wired\nfurthest particle from the correct sheet: %.3g",
+    std::snprintf(apart, sizeof apart,
+                  "cloth.lines() - one slot mis-wired\nfurthest particle from the correct sheet: %.3g",
                   sv::furthest_apart(good_sim, bad_sim));
     sv::svg::Figure figure({.columns = 2});
     figure.add_panel("cloth.lines() - correctly wired\nthe grid, row by row and column by column")
         .add_polylines(good.lines(), sv::svg::palette::grid);
     figure.add_panel(apart).add_polylines(bad.lines(), sv::svg::palette::grid);
-    figure.add_panel("debug_lines() - correctly wired\n" + std::to_string(view_good.count(sv::SegmentKind::spring)) +
-                     " springs, one segment each; pins in red")
+    figure
+        .add_panel("debug_lines() - correctly wired\n" + std::to_string(view_good.count(sv::SegmentKind::spring)) +
+                   " springs, one segment each; pins in red")
         .add(view_good);
-    figure.add_panel("debug_lines() - one slot mis-wired\n" + std::to_string(view_bad.count(sv::SegmentKind::spring)) +
-                     " springs + " + std::to_string(view_bad.count(sv::SegmentKind::one_way)) +
-                     " one-way: the long diagonal")
+    figure
+        .add_panel("debug_lines() - one slot mis-wired\n" + std::to_string(view_bad.count(sv::SegmentKind::spring)) +
+                   " springs + " + std::to_string(view_bad.count(sv::SegmentKind::one_way)) +
+                   " one-way: the long diagonal")
         .add(view_bad);
     figure.save(out + "/miswired.svg");
     std::printf("%s\ncorrect sheet: %zu springs; mis-wired: %zu springs and %zu one-way constraints\n", apart,

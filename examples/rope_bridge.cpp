@@ -22,10 +22,9 @@ int main(int argc, char** argv)
                                      .position = [](int n) { return Vec3(8.0f * n / 44.0f, 0.0f, 0.0f); },
                                      .pinned = [](int n) { return n == 0 || n == 44; }});
     // A 13 x 6 banner hanging just below the middle of the rope.
-    auto banner = sv::add_cloth(sim, {.width = 13,
-                                      .height = 6,
-                                      .spacing = 0.4f,
-                                      .position = [](int c, int r) { return Vec3(1.6f + 0.4f * c, 0.3f + 0.4f * r, 0.0f); }});
+    auto banner = sv::add_cloth(sim, {.width = 13, .height = 6, .spacing = 0.4f, .position = [](int c, int r) {
+                                          return Vec3(1.6f + 0.4f * c, 0.3f + 0.4f * r, 0.0f);
+                                      }});
     int ties = 0;
     for (int c = 0; c < 13; c += 2)
     {

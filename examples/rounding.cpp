@@ -16,14 +16,13 @@ int main(int argc, char** argv)
     const std::vector<std::pair<float, int>> splits = {{60, 16}, {120, 8}, {240, 4}, {960, 1}};
     std::vector<sv::Simulation<float>> sheets(splits.size());
     for (std::size_t n = 0; n < splits.size(); ++n)
-        sv::add_cloth(sheets[n], {.stiffness = splits[n].first,
-                                  .curvature_strength = 0.0f,
-                                  .pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }});
+        sv::add_cloth(sheets[n], {.stiffness = splits[n].first, .curvature_strength = 0.0f, .pinned = [](int c, int r) {
+                                      return r == 0 && c % 4 == 0;
+                                  }});
     std::vector<sv::svg::Series> traces;
     for (std::size_t n = 0; n + 1 < splits.size(); ++n)
-        traces.push_back({std::to_string(int(splits[n].first)) + " x " + std::to_string(splits[n].second) +
-                              " vs 960 x 1",
-                          {}});
+        traces.push_back(
+            {std::to_string(int(splits[n].first)) + " x " + std::to_string(splits[n].second) + " vs 960 x 1", {}});
     for (int frame = 0; frame < 400; ++frame)
     {
         for (std::size_t n = 0; n < splits.size(); ++n)

@@ -36,8 +36,9 @@ int main(int argc, char** argv)
             std::snprintf(gap, sizeof gap, "the reference");
         else
             std::snprintf(gap, sizeof gap, "furthest particle from the 960 x 1 sheet: %.3g world units", apart);
-        figure.add_panel("stiffness " + std::to_string(int(splits[n].stiffness)) + " x " +
-                         std::to_string(splits[n].iterations) + " iterations\n" + gap)
+        figure
+            .add_panel("stiffness " + std::to_string(int(splits[n].stiffness)) + " x " +
+                       std::to_string(splits[n].iterations) + " iterations\n" + gap)
             .add(sv::debug_lines(sheets[n]));
         std::printf("%4d x %-2d  %s\n", int(splits[n].stiffness), splits[n].iterations, gap);
     }

@@ -21,9 +21,9 @@ struct Rung
 // Runs one setting; stops at the first non-finite frame and rewinds to the last finite one.
 static void climb(Rung& rung, float stiffness, int iterations, float curvature)
 {
-    sv::add_cloth(rung.sim, {.stiffness = stiffness,
-                             .curvature_strength = curvature,
-                             .pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }});
+    sv::add_cloth(rung.sim, {.stiffness = stiffness, .curvature_strength = curvature, .pinned = [](int c, int r) {
+                                 return r == 0 && c % 4 == 0;
+                             }});
     for (int frame = 1; frame <= 400; ++frame)
     {
         const sv::State3<float> last = rung.sim.state();
@@ -62,9 +62,10 @@ int main(int argc, char** argv)
         climb(bare[n], k, iterations, 0.0f);
         climb(curved[n], k, iterations, 100.0f);
         char head[96];
-        std::snprintf(head, sizeof head, "stiffness %g x %d (product %.0f)", double(k), iterations, double(k) * iterations);
-        const std::string caption =
-            std::string(head) + "\npeak strain " + verdict(bare[n]) + "\nwith curvature 100: " + verdict(curved[n]);
+        std::snprintf(head, sizeof head, "stiffness %g x %d (product %.0f)", double(k), iterations,
+                      double(k) * iterations);
+        const std::string caption = std::string(head) + "\npeak strain " + verdict(bare[n]) +
+                                    "\nwith curvature 100: " + verdict(curved[n]);
         figure.add_panel(caption).add(sv::debug_lines(bare[n].sim));
         std::printf("%-36s springs alone %-22s with curvature 100 %s\n", head, verdict(bare[n]).c_str(),
                     verdict(curved[n]).c_str());

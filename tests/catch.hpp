@@ -24,9 +24,9 @@ using Catch::Matchers::ContainsSubstring;
 // Catch::Matchers as in 3.x. Contains was renamed ContainsSubstring in 3.0.
 #    include <catch2/catch.hpp>
 #    define SIMDVERLET_CATCH2_MAJOR 2
-namespace Catch::Matchers {
-inline auto ContainsSubstring(const std::string& s,
-                              CaseSensitive::Choice cs = CaseSensitive::Yes)
+namespace Catch::Matchers
+{
+inline auto ContainsSubstring(const std::string& s, CaseSensitive::Choice cs = CaseSensitive::Yes)
 {
     return Contains(s, cs);
 }

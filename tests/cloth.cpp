@@ -43,8 +43,8 @@ bool same_accumulators(const State3<float>& a, const State3<float>& b)
 } // namespace
 
 // The curvature kernel reads a cloth's slots by these roles.
-static_assert(kernels::kGridDown == kClothDown && kernels::kGridUp == kClothUp &&
-              kernels::kGridRight == kClothRight && kernels::kGridLeft == kClothLeft);
+static_assert(kernels::kGridDown == kClothDown && kernels::kGridUp == kClothUp && kernels::kGridRight == kClothRight &&
+              kernels::kGridLeft == kClothLeft);
 
 TEST_CASE("a cloth's grid is wired four-ways inside, three on edges, two at corners, all symmetric", "[cloth]")
 {
@@ -397,10 +397,9 @@ TEST_CASE("bad cloth input throws, names the value and appends nothing", "[cloth
     CHECK_THROWS_WITH(add_cloth(sim, {.stiffness = -3.0f}), Catch::Matchers::ContainsSubstring("-3"));
     CHECK_THROWS_WITH(add_cloth(sim, {.mass = 0.0f}), Catch::Matchers::ContainsSubstring("mass"));
     CHECK_THROWS_WITH(add_cloth(sim, {.curvature_strength = -2.0f}), Catch::Matchers::ContainsSubstring("-2"));
-    CHECK_THROWS_WITH(add_cloth(sim, {.position = [](int c, int r) {
-                                          return Vec3<float>(c == 3 && r == 2 ? NAN : 0.0f, 0, 0);
-                                      }}),
-                      Catch::Matchers::ContainsSubstring("(3, 2)"));
+    CHECK_THROWS_WITH(
+        add_cloth(sim, {.position = [](int c, int r) { return Vec3<float>(c == 3 && r == 2 ? NAN : 0.0f, 0, 0); }}),
+        Catch::Matchers::ContainsSubstring("(3, 2)"));
     Simulation<float> unit(Masses::unit);
     CHECK_THROWS_AS(add_cloth(unit, {.pinned = guide_pins}), std::logic_error);
     CHECK_THROWS_WITH(add_cloth(unit, {.pinned = guide_pins}), Catch::Matchers::ContainsSubstring("(0, 0)"));

@@ -65,13 +65,14 @@ TEMPLATE_TEST_CASE("every shape's vector path equals its scalar twin", "[collide
 {
     using T = TestType;
     REQUIRE(simd::kLanes<T> > 1); // or the comparison would be the scalar path against itself
-    const ContactMaterial<T> m{.friction = T(0.4), .tangential_damping = T(0.1), .restitution = T(0.5),
-                               .margin = T(0.05)};
+    const ContactMaterial<T> m{
+        .friction = T(0.4), .tangential_damping = T(0.1), .restitution = T(0.5), .margin = T(0.05)};
     CHECK(check_twins<T>(PlaneCollider<T>({.normal = {T(0.3), T(-1), T(0.2)}, .offset = T(-0.5)}, m)) > 20);
     CHECK(check_twins<T>(SphereCollider<T>({.center = {T(0.5), 0, 0}, .radius = T(1.5)}, m)) > 20);
     CHECK(check_twins<T>(SphereCollider<T>({.radius = T(2.5), .inside = true}, m)) > 20);
     CHECK(check_twins<T>(CapsuleCollider<T>({.a = {-2, 0, 0}, .b = {2, T(1), 0}, .radius = T(0.8)}, m)) > 20);
-    CHECK(check_twins<T>(CapsuleCollider<T>({.a = {-1, 0, 0}, .b = {1, 0, 0}, .radius = T(2), .inside = true}, m)) > 20);
+    CHECK(check_twins<T>(CapsuleCollider<T>({.a = {-1, 0, 0}, .b = {1, 0, 0}, .radius = T(2), .inside = true}, m)) >
+          20);
     CHECK(check_twins<T>(BoxCollider<T>({.min = {-2, -2, -2}, .max = {2, T(2.5), 2}}, m)) > 20);
     CHECK(check_twins<T>(BoxCollider<T>({.min = {-1, -1, -1}, .max = {1, 2, T(0.5)}, .inside = false}, m)) > 20);
 }
@@ -106,9 +107,8 @@ TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays; with friction 0 
     // whose top sits 0.25 off the sheet's centre, so nothing but friction can hold it.
     const auto drop = [](float friction) {
         auto sim = flat_sheet<float>();
-        auto world = add_colliders(sim, {},
-                                   SphereCollider<float>({.center = {5.0f, 3.0f, 2.25f}, .radius = 2.5f},
-                                                         {.friction = friction}));
+        auto world = add_colliders(
+            sim, {}, SphereCollider<float>({.center = {5.0f, 3.0f, 2.25f}, .radius = 2.5f}, {.friction = friction}));
         Vec3<double> at_400 = Vec3<double>::Zero();
         int fewest_contacts = std::numeric_limits<int>::max();
         for (int frame = 1; frame <= 600; ++frame)
@@ -142,8 +142,9 @@ double slide_on_incline(double degrees, double friction, int frames)
     Simulation<double> sim;
     sim.add_particle({0, 0, 0});
     // The legal side is up the page (-y), tilted: downhill is +x.
-    add_colliders(sim, {}, PlaneCollider<double>({.normal = {std::sin(theta), -std::cos(theta), 0}, .offset = 0},
-                                                 {.friction = friction}));
+    add_colliders(
+        sim, {},
+        PlaneCollider<double>({.normal = {std::sin(theta), -std::cos(theta), 0}, .offset = 0}, {.friction = friction}));
     for (int frame = 0; frame < frames; ++frame)
         sim.step({.damping = 1.0, .gravity = {0, 9.81, 0}, .iterations = 0});
     return sim.state().position(0).norm();
@@ -206,12 +207,11 @@ TEST_CASE("a sheet draped on a ball half its width with friction 0.6 settles and
                 held_moved, held_contacts, slid_moved, slid_contacts, slid_y);
     CHECK(held_moved < 1e-3);
     CHECK(held_contacts >= 120); // lying on the ball every frame
-    CHECK(held_y < 2.9);        // above the ball's centre, not fallen past it
-    CHECK(slid_y > 2.9 + 1.0);  // friction 0: slid off and fell below the ball's centre
+    CHECK(held_y < 2.9);         // above the ball's centre, not fallen past it
+    CHECK(slid_y > 2.9 + 1.0);   // friction 0: slid off and fell below the ball's centre
 }
 
-TEST_CASE("restitution 1 keeps the bounce height, 0.9 returns 0.81 of it per bounce, none adds energy",
-          "[colliders]")
+TEST_CASE("restitution 1 keeps the bounce height, 0.9 returns 0.81 of it per bounce, none adds energy", "[colliders]")
 {
     // Released at rest 3 units above a floor, no air damping, apex measured between contacts.
     // At dt = 1/240 the one gravity kick a departing frame misses (the velocity is read after
@@ -219,8 +219,8 @@ TEST_CASE("restitution 1 keeps the bounce height, 0.9 returns 0.81 of it per bou
     const auto apexes = [](double restitution) {
         Simulation<double> sim;
         sim.add_particle({0, 0, 0});
-        auto world = add_colliders(sim, {}, PlaneCollider<double>({.normal = {0, -1, 0}, .offset = -3},
-                                                                  {.restitution = restitution}));
+        auto world = add_colliders(
+            sim, {}, PlaneCollider<double>({.normal = {0, -1, 0}, .offset = -3}, {.restitution = restitution}));
         std::vector<double> heights;
         double top = 3.0;
         bool rising = false;
@@ -258,8 +258,7 @@ TEST_CASE("restitution 1 keeps the bounce height, 0.9 returns 0.81 of it per bou
     }
 }
 
-TEST_CASE("a particle in the crease of a sphere and a floor settles onto both after two relaxations",
-          "[colliders]")
+TEST_CASE("a particle in the crease of a sphere and a floor settles onto both after two relaxations", "[colliders]")
 {
     // The sphere sinks 0.5 into the floor, so the crease is a 60 degree wedge, and gravity drives
     // the particle into it. One pass leaves it inside the sphere (the floor moved it back in);
@@ -293,8 +292,8 @@ TEST_CASE("a penalty force in place of a projection either sinks through or laun
     const float radius = 2.5f;
     struct Outcome
     {
-        double deepest;    ///< worst penetration of the sphere over the run, world units
-        double fastest;    ///< fastest particle over the run, world units per second
+        double deepest; ///< worst penetration of the sphere over the run, world units
+        double fastest; ///< fastest particle over the run, world units per second
     };
     const auto measure = [&](Simulation<float>& sim) {
         Outcome o{0, 0};
@@ -340,7 +339,10 @@ TEST_CASE("a penalty force in place of a projection either sinks through or laun
         const bool sinks = o.deepest > spacing / 10;
         const bool launched = o.fastest > 2 * reference.fastest;
         std::printf("penalty k = %6.0f: deepest %.3g, fastest %.3g units/s -> %s\n", double(k), o.deepest, o.fastest,
-                    sinks && launched ? "sinks and launches" : sinks ? "sinks" : launched ? "launches" : "holds");
+                    sinks && launched ? "sinks and launches"
+                    : sinks           ? "sinks"
+                    : launched        ? "launches"
+                                      : "holds");
         CHECK((sinks || launched));
         if (k == 60.0f)
             CHECK(o.deepest > spacing / 2); // at the cloth's own stiffness it sinks half a spacing

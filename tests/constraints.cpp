@@ -89,7 +89,7 @@ TEST_CASE("compaction clears slots that pointed at a removed particle and renumb
     CHECK(k.neighbour(1, 1) == -1);
     CHECK(k.neighbour(2, 0) == -1); // old 3: its link to 2 is gone
     CHECK(k.stiffness(2, 0) == 0.0f);
-    CHECK(k.neighbour(2, 1) == 3);  // old 3 -> old 4, renumbered
+    CHECK(k.neighbour(2, 1) == 3); // old 3 -> old 4, renumbered
     CHECK(k.stiffness(2, 1) == 3.0f);
     CHECK(k.rest_length(2, 1) == 1.0f);
     CHECK(k.neighbour(3, 0) == 2); // old 4 -> old 3
@@ -98,7 +98,8 @@ TEST_CASE("compaction clears slots that pointed at a removed particle and renumb
     CHECK(k.live_count(3) == 1);
 }
 
-TEST_CASE("a slot with no neighbour refuses a stiffness: the kernels read liveness from stiffness", "[constraints][errors]")
+TEST_CASE("a slot with no neighbour refuses a stiffness: the kernels read liveness from stiffness",
+          "[constraints][errors]")
 {
     // Found by the test audit: a stiff empty slot made the vector kernel read particle -1 (one step
     // moved a particle from x = 5 to 4.444) while the scalar twin did nothing.

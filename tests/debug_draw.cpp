@@ -12,7 +12,7 @@ TEST_CASE("a symmetric pair is drawn once and a one-way constraint by its owner"
     for (int i = 0; i < 4; ++i)
         sim.add_particle({float(i), 0, 0});
     auto& k = sim.constraints();
-    k.connect(0, 1, 1.0f, 1.0f);    // a pair: one segment
+    k.connect(0, 1, 1.0f, 1.0f);     // a pair: one segment
     k.set_slot(3, 0, 2, 1.0f, 1.0f); // one-way 3 -> 2, owner above its neighbour: still drawn
     k.set_slot(1, 3, 2, 1.0f, 0.0f); // not live: nothing
     const auto g = debug_lines(sim);
@@ -78,7 +78,7 @@ TEST_CASE("the debug view follows a particle range, pinned flags and velocity wh
     CHECK(only_second.dots.back().position == second.position(2, 2));
     const auto only_first = debug_lines(sim, {.particles = first.range()});
     CHECK(only_first.dots.size() == 12);
-    CHECK(only_first.count(SegmentKind::spring) == 17); // 3 x 3 + 4 x 2
+    CHECK(only_first.count(SegmentKind::spring) == 17);  // 3 x 3 + 4 x 2
     CHECK(only_first.count(SegmentKind::velocity) == 0); // whiskers only when asked for
     int pinned = 0;
     for (const auto& d : only_first.dots)
@@ -141,8 +141,8 @@ TEST_CASE("collider outlines: a plane's cross, circles, a capsule's sides, a box
     // A box: its x-y rectangle at min z, closed.
     const auto box = outline(BoxCollider<float>({.min = {0, 0, 0.25f}, .max = {2, 1, 1}}));
     REQUIRE(box.outlines.size() == 1);
-    const std::vector<Vec3<float>> rectangle = {{0, 0, 0.25f}, {2, 0, 0.25f}, {2, 1, 0.25f}, {0, 1, 0.25f},
-                                                {0, 0, 0.25f}};
+    const std::vector<Vec3<float>> rectangle = {
+        {0, 0, 0.25f}, {2, 0, 0.25f}, {2, 1, 0.25f}, {0, 1, 0.25f}, {0, 0, 0.25f}};
     CHECK(box.outlines[0] == rectangle);
     CHECK(outline(SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1; }})).outlines.empty());
     SphereCollider<float> hidden({});

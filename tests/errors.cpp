@@ -2,9 +2,9 @@
 // stated standard exception, name the offending value in its message, and leave the simulation,
 // its constraints, its stages (and the state they save) and its colliders as they were.
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +40,7 @@ struct Scene
     explicit Scene(int frames = 10)
     {
         cloth = add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }}); // 0..199
-        rope = add_strand(sim, {.count = 5});                                                   // 200..204
+        rope = add_strand(sim, {.count = 5});                                                  // 200..204
         world = add_colliders(sim, {});
         floor = &world->add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -8}));
         ball = &world->add(SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1.0f; }}));
@@ -87,8 +87,7 @@ Orphans orphans()
 /// A stage state with all three functions, or with the one named left out.
 StageState stage_state_without(std::string_view missing = {})
 {
-    StageState s{[] { return std::string("saved"); }, [](std::string_view) { return true; },
-                 [](std::string_view) {}};
+    StageState s{[] { return std::string("saved"); }, [](std::string_view) { return true; }, [](std::string_view) {}};
     if (missing == "save")
         s.save = {};
     if (missing == "accepts")
@@ -139,50 +138,76 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 TEST_CASE("every documented bad input throws, names the value and changes nothing", "[errors]")
 {
     const std::vector<Row> rows = {
-        {"slot out of 0..3", [](Scene& x) { x.sim.constraints().set_slot(3, 4, 5, 0.5f, 1.0f); }, Kind::out_of_range, "slot 4"},
+        {"slot out of 0..3", [](Scene& x) { x.sim.constraints().set_slot(3, 4, 5, 0.5f, 1.0f); }, Kind::out_of_range,
+         "slot 4"},
         {"negative slot", [](Scene& x) { x.sim.constraints().clear_slot(3, -1); }, Kind::out_of_range, "slot -1"},
-        {"neighbour out of range", [](Scene& x) { x.sim.constraints().set_slot(3, 0, 999, 0.5f, 1.0f); }, Kind::out_of_range,
-         "neighbour 999"},
-        {"particle out of range", [](Scene& x) { x.sim.constraints().set_slot(500, 0, 1, 0.5f, 1.0f); }, Kind::out_of_range,
-         "particle 500"},
+        {"neighbour out of range", [](Scene& x) { x.sim.constraints().set_slot(3, 0, 999, 0.5f, 1.0f); },
+         Kind::out_of_range, "neighbour 999"},
+        {"particle out of range", [](Scene& x) { x.sim.constraints().set_slot(500, 0, 1, 0.5f, 1.0f); },
+         Kind::out_of_range, "particle 500"},
         {"self constraint", [](Scene& x) { x.sim.constraints().set_slot(7, 0, 7, 0.5f, 1.0f); }, Kind::invalid_argument,
          "particle 7"},
-        {"NaN stiffness", [](Scene& x) { x.sim.constraints().set_slot(3, 0, 4, 0.5f, kNaN); }, Kind::invalid_argument, "NaN"},
-        {"negative stiffness", [](Scene& x) { x.sim.constraints().connect(2, 90, 0.5f, -3.0f); }, Kind::invalid_argument,
-         "-3"},
-        {"NaN rest length", [](Scene& x) { x.sim.constraints().connect(2, 90, kNaN, 1.0f); }, Kind::invalid_argument, "NaN"},
-        {"connect with no free slot", [](Scene& x) { x.sim.constraints().connect(25, 205, 0.5f, 1.0f); }, Kind::logic_error,
-         "particle 25"},
+        {"NaN stiffness", [](Scene& x) { x.sim.constraints().set_slot(3, 0, 4, 0.5f, kNaN); }, Kind::invalid_argument,
+         "NaN"},
+        {"negative stiffness", [](Scene& x) { x.sim.constraints().connect(2, 90, 0.5f, -3.0f); },
+         Kind::invalid_argument, "-3"},
+        {"NaN rest length", [](Scene& x) { x.sim.constraints().connect(2, 90, kNaN, 1.0f); }, Kind::invalid_argument,
+         "NaN"},
+        {"connect with no free slot", [](Scene& x) { x.sim.constraints().connect(25, 205, 0.5f, 1.0f); },
+         Kind::logic_error, "particle 25"},
         {"zero dt", [](Scene& x) { x.sim.step({.dt = 0.0f}); }, Kind::invalid_argument, "dt"},
         {"negative dt", [](Scene& x) { x.sim.step({.dt = -0.01f}); }, Kind::invalid_argument, "-0.01"},
         {"NaN dt", [](Scene& x) { x.sim.step({.dt = kNaN}); }, Kind::invalid_argument, "NaN"},
         {"damping above 1", [](Scene& x) { x.sim.step({.damping = 1.5f}); }, Kind::invalid_argument, "1.5"},
-        {"NaN gravity", [](Scene& x) { x.sim.step({.gravity = {0, kNaN, 0}}); }, Kind::invalid_argument, "NaN"},
+        {"NaN gravity",
+         [](Scene& x) {
+             x.sim.step({.gravity = {0, kNaN, 0}});
+         },
+         Kind::invalid_argument, "NaN"},
         {"negative iterations", [](Scene& x) { x.sim.step({.iterations = -2}); }, Kind::invalid_argument, "-2"},
         {"zero substeps", [](Scene& x) { x.sim.step({.substeps = 0}); }, Kind::invalid_argument, "substeps"},
         {"pin out of range", [](Scene& x) { x.sim.state().pin(1000); }, Kind::out_of_range, "particle 1000"},
-        {"negative inverse mass", [](Scene& x) { x.sim.state().set_inverse_mass(4, -1.0f); }, Kind::invalid_argument, "-1"},
-        {"NaN position", [](Scene& x) { x.sim.add_particle({kNaN, 0, 0}); }, Kind::invalid_argument, "NaN"},
+        {"negative inverse mass", [](Scene& x) { x.sim.state().set_inverse_mass(4, -1.0f); }, Kind::invalid_argument,
+         "-1"},
+        {"NaN position",
+         [](Scene& x) {
+             x.sim.add_particle({kNaN, 0, 0});
+         },
+         Kind::invalid_argument, "NaN"},
         {"teleport to infinity",
-         [](Scene& x) { x.sim.state().set_position(3, {0, std::numeric_limits<float>::infinity(), 0}); },
+         [](Scene& x) {
+             x.sim.state().set_position(3, {0, std::numeric_limits<float>::infinity(), 0});
+         },
          Kind::invalid_argument, "inf"},
         {"remove out of range", [](Scene& x) { x.sim.queue_remove(300); }, Kind::out_of_range, "particle 300"},
-        {"a removal that would renumber a cloth", [](Scene& x) { x.sim.queue_remove(10); }, Kind::logic_error, "particle 10"},
+        {"a removal that would renumber a cloth", [](Scene& x) { x.sim.queue_remove(10); }, Kind::logic_error,
+         "particle 10"},
         {"a removal below a rope", [](Scene& x) { x.sim.queue_remove(199); }, Kind::logic_error, "particle 199"},
-        {"a degenerate plane normal", [](Scene& x) { x.floor->set_normal({0, 0, 0}); }, Kind::invalid_argument,
-         "(0, 0, 0)"},
+        {"a degenerate plane normal",
+         [](Scene& x) {
+             x.floor->set_normal({0, 0, 0});
+         },
+         Kind::invalid_argument, "(0, 0, 0)"},
         {"max_steps < 1", [](Scene& x) { x.ball->set_max_steps(0); }, Kind::invalid_argument, "got 0"},
-        {"an attach with no free slot", [](Scene& x) { x.rope->attach_to(x.cloth->index(5, 5), 0); },
-         Kind::logic_error, "particle 105"},
+        {"an attach with no free slot", [](Scene& x) { x.rope->attach_to(x.cloth->index(5, 5), 0); }, Kind::logic_error,
+         "particle 105"},
         {"a negative collider friction", [](Scene& x) { x.floor->set_friction(-0.1f); }, Kind::invalid_argument,
          "-0.1"},
         {"force generator on a missing particle",
-         [](Scene& x) { x.sim.add_force_generator(300, [](const State3<float>&, std::int32_t, float) { return Vec3<float>(); }); },
+         [](Scene& x) {
+             x.sim.add_force_generator(300, [](const State3<float>&, std::int32_t, float) { return Vec3<float>(); });
+         },
          Kind::out_of_range, "particle 300"},
-        {"PID on a missing particle", [](Scene& x) { x.sim.add_pid_position_controller(250, {0, 0, 0}); }, Kind::out_of_range,
-         "particle 250"},
+        {"PID on a missing particle",
+         [](Scene& x) {
+             x.sim.add_pid_position_controller(250, {0, 0, 0});
+         },
+         Kind::out_of_range, "particle 250"},
         {"PID with a negative gain",
-         [](Scene& x) { x.sim.add_pid_position_controller(5, {0, 0, 0}, {.kp = -1.0f}); }, Kind::invalid_argument, "-1"},
+         [](Scene& x) {
+             x.sim.add_pid_position_controller(5, {0, 0, 0}, {.kp = -1.0f});
+         },
+         Kind::invalid_argument, "-1"},
 
         // A moved-from simulation: every use but assignment and destruction is refused.
         {"a moved-from simulation stepped",
@@ -221,8 +246,10 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
         {"a cloth pinned after its simulation was destroyed", [](Scene&) { orphans().world->cloth.pin(0, 0); },
          Kind::logic_error, "cloth 'cloth@0'" + kDestroyed},
         {"a cloth grabbed after its simulation was destroyed",
-         [](Scene&) { orphans().world->cloth.grab_nearest({0, 0, 0}); }, Kind::logic_error,
-         "cloth 'cloth@0'" + kDestroyed},
+         [](Scene&) {
+             orphans().world->cloth.grab_nearest({0, 0, 0});
+         },
+         Kind::logic_error, "cloth 'cloth@0'" + kDestroyed},
         {"a cloth stepped after its simulation was destroyed",
          [](Scene&) { orphans().world->cloth.step(guide_step<float>(8)); }, Kind::logic_error,
          "cloth 'cloth@0'" + kDestroyed},
@@ -241,7 +268,10 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
         {"a collider set detached after its simulation was destroyed",
          [](Scene&) { orphans().world->colliders->detach(); }, Kind::logic_error,
          "collider set 'colliders'" + kDestroyed},
-        {"a PID target moved after its simulation was destroyed", [](Scene&) { orphans().pid->set_target({1, 1, 1}); },
+        {"a PID target moved after its simulation was destroyed",
+         [](Scene&) {
+             orphans().pid->set_target({1, 1, 1});
+         },
          Kind::logic_error, "PID controller #1" + kDestroyed},
         {"a PID's particle read after its simulation was destroyed", [](Scene&) { (void)orphans().pid->particle(); },
          Kind::logic_error, "PID controller #1" + kDestroyed},
@@ -270,9 +300,8 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
          Kind::invalid_argument, "non-empty name"},
         {"stage state without save", [](Scene& x) { x.sim.add_stage_state("mine", stage_state_without("save")); },
          Kind::invalid_argument, "stage state 'mine' lacks"},
-        {"stage state without accepts",
-         [](Scene& x) { x.sim.add_stage_state("mine", stage_state_without("accepts")); }, Kind::invalid_argument,
-         "stage state 'mine' lacks"},
+        {"stage state without accepts", [](Scene& x) { x.sim.add_stage_state("mine", stage_state_without("accepts")); },
+         Kind::invalid_argument, "stage state 'mine' lacks"},
         {"stage state without load", [](Scene& x) { x.sim.add_stage_state("mine", stage_state_without("load")); },
          Kind::invalid_argument, "stage state 'mine' lacks"},
         {"stage state without load replacing the breeze's",

@@ -16,8 +16,8 @@ Simulation<T> busy_sheet()
     auto sim = guide_sheet<T>(T(60), 21, 9); // 189 particles: not a whole number of batches
     jitter(sim, T(0.2));
     auto& k = sim.constraints();
-    k.set_slot(40, kDown, 150, T(3), T(60));  // one-way, long
-    k.set_stiffness(41, kRight, T(0));        // present but not live
+    k.set_slot(40, kDown, 150, T(3), T(60));                  // one-way, long
+    k.set_stiffness(41, kRight, T(0));                        // present but not live
     sim.state().set_position(100, sim.state().position(101)); // coincident pair: no direction
     auto a = sim.state().arrays_view();
     for (std::size_t i = 0; i < a.size; ++i)
@@ -73,8 +73,8 @@ TEMPLATE_TEST_CASE("vector kernels equal their scalar twins lane by lane on SSE2
 }
 #endif
 
-TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over unchanged positions", "[kernels]",
-                   float, double)
+TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over unchanged positions", "[kernels]", float,
+                   double)
 {
     for (int iterations : {1, 2, 3, 8, 16, 33})
     {
@@ -82,8 +82,8 @@ TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over unch
         auto fused_scalar = busy_sheet<TestType>();
         auto literal = busy_sheet<TestType>();
         const auto n = fused.size();
-        kernels::accumulate_vector<xsimd::default_arch>(fused.state().arrays_view(),
-                                                        fused.constraints().arrays_view(), 0, n, iterations);
+        kernels::accumulate_vector<xsimd::default_arch>(fused.state().arrays_view(), fused.constraints().arrays_view(),
+                                                        0, n, iterations);
         kernels::accumulate_scalar(fused_scalar.state().arrays_view(), fused_scalar.constraints().arrays_view(), 0, n,
                                    iterations);
         kernels::accumulate_reference_passes(literal.state().arrays_view(), literal.constraints().arrays_view(), 0, n,

@@ -98,7 +98,7 @@ TEMPLATE_TEST_CASE("the fused sweep is bit-identical to the unfused reference or
         CHECK(fused.constraints() == reference.constraints()); // the same tears too
         const auto start = run<TestType>([](auto&) {}, 0);
         CHECK(fused.constraints() != start.constraints()); // and there were tears (measured 12)
-        CHECK(furthest_apart(fused, start) > 0.5);          // and it did move (measured 2.86)
+        CHECK(furthest_apart(fused, start) > 0.5);         // and it did move (measured 2.86)
         // The reference really took the other path: its solve added the springs into the
         // accumulators, where the fused sweep leaves only what the force stages added.
         CHECK_FALSE(reference.fused());
@@ -123,8 +123,9 @@ TEMPLATE_TEST_CASE("the grid fast path is bit-identical to gathering every neigh
         {
             bool run_of_neighbours = c.neighbour[k][i] >= 0;
             for (std::size_t lane = 1; lane < simd::kLanes<TestType>; ++lane)
-                run_of_neighbours = run_of_neighbours && (c.neighbour[k][i + lane] == c.neighbour[k][i] + std::int32_t(lane) ||
-                                                          c.neighbour[k][i + lane] == -1);
+                run_of_neighbours = run_of_neighbours &&
+                                    (c.neighbour[k][i + lane] == c.neighbour[k][i] + std::int32_t(lane) ||
+                                     c.neighbour[k][i + lane] == -1);
             (run_of_neighbours ? contiguous : gathered) += 1;
         }
     CHECK(contiguous > 100);

@@ -64,8 +64,7 @@ TEST_CASE("N passes at k equal one pass at N*k: the four splits of 960 give one 
     }
 }
 
-TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over 200 frames", "[simulation]", float,
-                   double)
+TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over 200 frames", "[simulation]", float, double)
 {
     for (int iterations : {2, 4, 16})
     {
@@ -105,8 +104,8 @@ TEMPLATE_TEST_CASE("vector and scalar paths agree over 200 frames", "[simulation
     // Both twins perform the same IEEE operations in the same order, and the library target turns
     // floating-point contraction off (SIMDVERLET_STRICT_FP), so they agree to the bit.
     const double gap = furthest_apart(vec, sca);
-    std::printf("vector (%zu lanes, %s) vs scalar after 200 frames: %.3g\n", simd::kLanes<TestType>,
-                simd::arch_name(), gap);
+    std::printf("vector (%zu lanes, %s) vs scalar after 200 frames: %.3g\n", simd::kLanes<TestType>, simd::arch_name(),
+                gap);
     CHECK(same_positions(vec, sca));
 }
 
@@ -230,7 +229,8 @@ TEST_CASE("the stages of a step run in the documented order", "[simulation]")
         if (order.size() == 4)
             CHECK(s.px()[1] == 1.0f); // first step: integration has run, px holds the old position
     });
-    sim.add_constraint_edit("edit", [&](State3<float>&, DirectedConstraints4<float>&, float) { order.push_back("edit"); });
+    sim.add_constraint_edit("edit",
+                            [&](State3<float>&, DirectedConstraints4<float>&, float) { order.push_back("edit"); });
     sim.step({.iterations = 1}, [&](State3<float>& s, float) {
         order.push_back("callback");
         seen_by_callback = s.ax()[0];
@@ -282,8 +282,10 @@ TEST_CASE("queued removals shift later particles down and remap or clear their s
     for (std::size_t i = 0; i + 1 < 6; ++i)
         k.connect(i, i + 1, 1.0f, float(i + 1)); // stiffness tells the springs apart
     k.set_slot(5, 2, 0, 5.0f, 7.0f);             // one-way 5 -> 0
-    const auto gen = sim.add_force_generator(4, [](const State3<float>&, std::int32_t, float) { return Vec3<float>::Zero(); });
-    const auto doomed = sim.add_force_generator(2, [](const State3<float>&, std::int32_t, float) { return Vec3<float>::Zero(); });
+    const auto gen = sim.add_force_generator(
+        4, [](const State3<float>&, std::int32_t, float) { return Vec3<float>::Zero(); });
+    const auto doomed = sim.add_force_generator(
+        2, [](const State3<float>&, std::int32_t, float) { return Vec3<float>::Zero(); });
     sim.queue_remove(2);
     sim.queue_remove(2); // queued once
     CHECK(sim.pending_removals() == 1);
@@ -328,7 +330,7 @@ TEST_CASE("removals inside or below a protected block are refused when queued", 
         }
     }
     CHECK(sim.pending_removals() == 0);
-    sim.queue_remove(7); // above it: fine
+    sim.queue_remove(7);                                                   // above it: fine
     CHECK_THROWS_AS(world.protect_range(8, 10, "rope"), std::logic_error); // 7 is queued below its end
     sim.step({});
     CHECK(sim.size() == 9);

@@ -46,8 +46,8 @@ std::string load_error(Simulation<T>& sim, const std::string& bytes)
 }
 } // namespace
 
-TEMPLATE_TEST_CASE("a run restored at frame 100 and stepped to 200 equals the uninterrupted run", "[snapshot]",
-                   float, double)
+TEMPLATE_TEST_CASE("a run restored at frame 100 and stepped to 200 equals the uninterrupted run", "[snapshot]", float,
+                   double)
 {
     Simulation<TestType> straight, resumed;
     for (auto* sim : {&straight, &resumed})

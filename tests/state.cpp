@@ -32,8 +32,7 @@ TEMPLATE_TEST_CASE("arrays are aligned and padded to whole 64-byte blocks of ine
     CHECK(s.size() == 5);
     CHECK(s.padded_size() % simd::kPadLanes<TestType> == 0);
     CHECK(s.padded_size() >= s.size());
-    const std::initializer_list<const TestType*> arrays{a.x,  a.y,  a.z,  a.px, a.py,
-                                                        a.pz, a.ax, a.ay, a.az, a.inv_mass};
+    const std::initializer_list<const TestType*> arrays{a.x, a.y, a.z, a.px, a.py, a.pz, a.ax, a.ay, a.az, a.inv_mass};
     for (const TestType* p : arrays)
         CHECK(reinterpret_cast<std::uintptr_t>(p) % simd::kAlignment == 0);
     // Padding is inert in all ten arrays: at the origin, at rest, no force, pinned.
@@ -94,8 +93,8 @@ TEST_CASE("removing particles shifts the rest down in order and leaves the freed
     const auto a = sim.state().arrays_view();
     // The two freed lanes, and any padding beyond them, are inert in all ten arrays.
     REQUIRE(s.padded_size() >= 20);
-    for (const double* p : std::initializer_list<const double*>{a.x, a.y, a.z, a.px, a.py, a.pz, a.ax, a.ay, a.az,
-                                                               a.inv_mass})
+    for (const double* p :
+         std::initializer_list<const double*>{a.x, a.y, a.z, a.px, a.py, a.pz, a.ax, a.ay, a.az, a.inv_mass})
         for (std::size_t i = s.size(); i < s.padded_size(); ++i)
             CHECK(p[i] == 0.0);
 }

@@ -23,13 +23,12 @@ double heaped_kink(float bend)
         const float dx = 2.0f / 49.0f;
         const float zig = 0.5f * std::sqrt(0.2f * 0.2f - dx * dx);
         const float height = -0.25f * float(drop / 2);
-        auto rope = add_strand(sim, {.count = 50,
-                                     .spacing = 0.2f,
-                                     .bend_stiffness = bend,
-                                     .position = [&](int n) {
-                                         return Vec3<float>(dx * float(n), height, (n + drop) % 2 ? zig : -zig);
-                                     },
-                                     .pinned = [](int n) { return n == 0 || n == 49; }});
+        auto rope = add_strand(
+            sim, {.count = 50,
+                  .spacing = 0.2f,
+                  .bend_stiffness = bend,
+                  .position = [&](int n) { return Vec3<float>(dx * float(n), height, (n + drop) % 2 ? zig : -zig); },
+                  .pinned = [](int n) { return n == 0 || n == 49; }});
         for (int frame = 0; frame < 900; ++frame)
         {
             sim.step({.gravity = {0, 9.81f, 0}, .iterations = 16});
@@ -76,8 +75,7 @@ TEST_CASE("a strand chains slot 0 forward and slot 1 back and leaves 2 and 3 fre
     CHECK_FALSE(sim.position_projections().contains(rope.name() + ".bend")); // limp: nothing registered
 }
 
-TEST_CASE("bending: every increase of bend_stiffness lowers the kink, 1.0 below a third of limp",
-          "[strand]")
+TEST_CASE("bending: every increase of bend_stiffness lowers the kink, 1.0 below a third of limp", "[strand]")
 {
     std::vector<double> kinks;
     for (float bend : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f})

@@ -28,8 +28,7 @@ enum GridSlot : int
 /// selects, and returns the base index.
 template <class T>
 std::size_t add_grid(Simulation<T>& sim, int width, int height, T spacing, T stiffness,
-                     const std::function<bool(int, int)>& pinned,
-                     const std::function<Vec3<T>(int, int)>& position = {})
+                     const std::function<bool(int, int)>& pinned, const std::function<Vec3<T>(int, int)>& position = {})
 {
     const std::size_t base = sim.size();
     for (int r = 0; r < height; ++r)
@@ -201,14 +200,15 @@ struct FullWorld
           colliders(add_colliders(sim, {}, SphereCollider<T>({.center = {T(5), T(6), T(1)}, .radius = T(1.5)}),
                                   PlaneCollider<T>({.normal = {0, -1, 0}, .offset = T(-9)}))),
           tearing(add_tearing(sim, {.max_strain = T(0.25)})),
-          wind(add_wind(sim, {.gust = [](const Vec3<T>& p, T t) {
-                                  return Vec3<T>(T(1) + T(2) * std::sin(T(3) * t), T(0), T(1.5) * std::cos(T(2) * t + p.x()));
-                              },
+          wind(add_wind(sim, {.gust =
+                                  [](const Vec3<T>& p, T t) {
+                                      return Vec3<T>(T(1) + T(2) * std::sin(T(3) * t), T(0),
+                                                     T(1.5) * std::cos(T(2) * t + p.x()));
+                                  },
                               .cloths = {cloth}})),
-          rope(add_strand(sim, {.count = 8,
-                                .spacing = T(0.3),
-                                .bend_stiffness = T(0.3),
-                                .position = [](int n) { return Vec3<T>(T(0), T(4.5) + T(0.3) * T(n + 1), T(0)); }}))
+          rope(add_strand(sim, {.count = 8, .spacing = T(0.3), .bend_stiffness = T(0.3), .position = [](int n) {
+                                    return Vec3<T>(T(0), T(4.5) + T(0.3) * T(n + 1), T(0));
+                                }}))
     {
         rope.attach_to(cloth.index(0, 9), 0);
         cloth.grab_nearest(grab_target(0));

@@ -27,10 +27,11 @@ struct PulledSheet
     std::vector<Tear> tears;
 
     PulledSheet()
-        : cloth(add_cloth(sim, {.curvature_strength = 0.0f,
-                                .pinned = [](int c, int r) { return (c <= 1 || c >= 18) && r <= 1; }})),
-          tearing(add_tearing(sim, {.max_strain = 0.6f,
-                                    .on_tear = [this](std::size_t i, int s, std::size_t j) { tears.push_back({i, s, j}); }}))
+        : cloth(add_cloth(
+              sim, {.curvature_strength = 0.0f, .pinned = [](int c, int r) { return (c <= 1 || c >= 18) && r <= 1; }})),
+          tearing(add_tearing(sim, {.max_strain = 0.6f, .on_tear = [this](std::size_t i, int s, std::size_t j) {
+                                        tears.push_back({i, s, j});
+                                    }}))
     {
     }
 
@@ -167,8 +168,9 @@ TEST_CASE("a rope tied to a cloth corner and loaded tears at the knot first", "[
                                  }});
     rope.attach_to(cloth.index(9, 5), 0);
     std::vector<Tear> tears;
-    add_tearing(sim, {.max_strain = 0.5f,
-                      .on_tear = [&](std::size_t i, int s, std::size_t j) { tears.push_back({i, s, j}); }});
+    add_tearing(sim, {.max_strain = 0.5f, .on_tear = [&](std::size_t i, int s, std::size_t j) {
+                          tears.push_back({i, s, j});
+                      }});
     int frame = 0;
     for (; frame < 2000 && tears.empty(); ++frame)
     {

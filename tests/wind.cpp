@@ -128,11 +128,12 @@ TEST_CASE("gusts are called with the position and the wind's own clock", "[wind]
     Simulation<float> sim;
     sim.add_particle({1, 2, 3});
     std::vector<float> times;
-    auto wind = add_wind(sim, {.gust = [&](const Vec3<float>& p, float t) {
-                                   CHECK(p == Vec3<float>(1, 2, 3));
-                                   times.push_back(t);
-                                   return Vec3<float>::Zero();
-                               },
+    auto wind = add_wind(sim, {.gust =
+                                   [&](const Vec3<float>& p, float t) {
+                                       CHECK(p == Vec3<float>(1, 2, 3));
+                                       times.push_back(t);
+                                       return Vec3<float>::Zero();
+                                   },
                                .particles = {}});
     for (int frame = 0; frame < 3; ++frame)
         sim.step({.dt = 0.5f});

@@ -42,27 +42,27 @@ enum ClothSlot : int
 template <class T>
 struct ClothOptions
 {
-    int width = 20;    ///< particles per row, >= 2
-    int height = 10;   ///< rows, >= 2
-    T spacing = T(0.5); ///< world units between neighbours in the default layout, > 0; the rest length
-                        ///< of every spring unless rest_length_from_layout
+    int width = 20;      ///< particles per row, >= 2
+    int height = 10;     ///< rows, >= 2
+    T spacing = T(0.5);  ///< world units between neighbours in the default layout, > 0; the rest length
+                         ///< of every spring unless rest_length_from_layout
     T stiffness = T(60); ///< per slot, >= 0. The sheet feels stiffness x iterations only: 60 at 16
                          ///< iterations is the guide's product of 960, a drape with ~10 % sag strain
     T mass = T(1);       ///< per particle, > 0. Needs a state with per-particle masses unless 1
     std::optional<T> curvature_strength = std::nullopt; ///< >= 0; pull of each interior particle toward the mean of
-                                         ///< its four neighbours, on the springs' force scale; a neighbour
-                                         ///< whose spring is torn or cut pulls no more. Default
-                                         ///< stiffness / 3: enough to take the kinks out of a hanging
-                                         ///< sheet's festoons without being a load of its own. 0 = off
-    std::function<bool(int col, int row)> pinned = {};        ///< which particles get inverse mass 0; none by default
-    std::function<Vec3<T>(int col, int row)> position = {};   ///< layout; default (col, row, 0) x spacing,
-                                                         ///< hanging in the x-y plane (+y is down)
+        ///< its four neighbours, on the springs' force scale; a neighbour
+        ///< whose spring is torn or cut pulls no more. Default
+        ///< stiffness / 3: enough to take the kinks out of a hanging
+        ///< sheet's festoons without being a load of its own. 0 = off
+    std::function<bool(int col, int row)> pinned = {};      ///< which particles get inverse mass 0; none by default
+    std::function<Vec3<T>(int col, int row)> position = {}; ///< layout; default (col, row, 0) x spacing,
+                                                            ///< hanging in the x-y plane (+y is down)
     bool rest_length_from_layout = false; ///< rest lengths measured from `position` instead of spacing
     PidGains<T> grab_gains = {.kp = T(150), .ki = T(50), .kd = T(20)}; ///< the controller grab_nearest installs:
         ///< a soft hand. Carrying the guide's sheet's bottom-centre 4 units in half a second, it holds the peak
         ///< strain near 0.57 of a teleported copy's and closes to ~0.4 units of the hand two seconds later
         ///< (tests/cloth.cpp measures both); stiffer gains follow tighter and strain the sheet more
-    std::string name = {};                ///< prefix of the stages it registers; default "cloth@<base>"
+    std::string name = {}; ///< prefix of the stages it registers; default "cloth@<base>"
 };
 
 namespace detail
@@ -96,8 +96,8 @@ class Cloth
     {
         if (col < 0 || col >= d().width || row < 0 || row >= d().height)
             detail::raise<std::out_of_range>("simdverlet: cell (" + std::to_string(col) + ", " + std::to_string(row) +
-                                    ") is outside the " + std::to_string(d().width) + " x " +
-                                    std::to_string(d().height) + " cloth '" + d().name + "'");
+                                             ") is outside the " + std::to_string(d().width) + " x " +
+                                             std::to_string(d().height) + " cloth '" + d().name + "'");
         return d().base + std::size_t(row) * std::size_t(d().width) + std::size_t(col);
     }
 
@@ -155,7 +155,8 @@ class Cloth
     {
         world(); // a destroyed simulation is reported as the cloth's
         if (!d().grab)
-            detail::raise<std::logic_error>("simdverlet: cloth '" + d().name + "' has nothing grabbed; call grab_nearest first");
+            detail::raise<std::logic_error>("simdverlet: cloth '" + d().name +
+                                            "' has nothing grabbed; call grab_nearest first");
         data().grab->set_target(p);
     }
 
@@ -247,7 +248,7 @@ class Cloth
     {
         if (!std::isfinite(strength) || strength < T(0))
             detail::raise<std::invalid_argument>("simdverlet: curvature strength must be finite and >= 0, got " +
-                                        detail::number(strength));
+                                                 detail::number(strength));
     }
 
     std::shared_ptr<detail::ClothData<T>> m_data;
@@ -260,21 +261,23 @@ void check_cloth_options(const Simulation<T>& sim, const ClothOptions<T>& o)
 {
     if (o.width < 2 || o.height < 2)
         detail::raise<std::invalid_argument>("simdverlet: a cloth needs at least 2 x 2 particles, got " +
-                                    std::to_string(o.width) + " x " + std::to_string(o.height));
+                                             std::to_string(o.width) + " x " + std::to_string(o.height));
     if (!std::isfinite(o.spacing) || !(o.spacing > T(0)))
-        detail::raise<std::invalid_argument>("simdverlet: cloth spacing must be finite and > 0, got " + number(o.spacing));
+        detail::raise<std::invalid_argument>("simdverlet: cloth spacing must be finite and > 0, got " +
+                                             number(o.spacing));
     if (!std::isfinite(o.stiffness) || o.stiffness < T(0))
-        detail::raise<std::invalid_argument>("simdverlet: cloth stiffness must be finite and >= 0, got " + number(o.stiffness));
+        detail::raise<std::invalid_argument>("simdverlet: cloth stiffness must be finite and >= 0, got " +
+                                             number(o.stiffness));
     if (!std::isfinite(o.mass) || !(o.mass > T(0)))
         detail::raise<std::invalid_argument>("simdverlet: cloth mass must be finite and > 0, got " + number(o.mass));
     if (o.mass != T(1) && !sim.state().has_masses())
         detail::raise<std::logic_error>("simdverlet: cloth mass " + number(o.mass) +
-                               " needs a state with per-particle masses (Masses::per_particle)");
+                                        " needs a state with per-particle masses (Masses::per_particle)");
     check_gains(o.grab_gains);
     const T curvature = o.curvature_strength.value_or(o.stiffness / T(3));
     if (!std::isfinite(curvature) || curvature < T(0))
         detail::raise<std::invalid_argument>("simdverlet: curvature strength must be finite and >= 0, got " +
-                                    number(curvature));
+                                             number(curvature));
 }
 } // namespace detail
 
@@ -288,8 +291,9 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
     if (!options.name.empty() && sim.bulk_forces().contains(options.name + ".curvature"))
         detail::raise<std::invalid_argument>("simdverlet: a cloth named '" + options.name + "' is already registered");
     if (sim.pending_removals() > 0)
-        detail::raise<std::logic_error>("simdverlet: cannot append a cloth while particle removals are queued: the next "
-                               "step would renumber it. Step once first.");
+        detail::raise<std::logic_error>(
+            "simdverlet: cannot append a cloth while particle removals are queued: the next "
+            "step would renumber it. Step once first.");
     const int w = options.width;
     const int h = options.height;
     const std::size_t base = sim.size();
@@ -302,17 +306,17 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
             const Vec3<T> p = options.position ? options.position(c, r)
                                                : Vec3<T>(T(c) * options.spacing, T(r) * options.spacing, T(0));
             if (!p.allFinite())
-                detail::raise<std::invalid_argument>("simdverlet: cloth layout position of cell (" + std::to_string(c) + ", " +
-                                            std::to_string(r) + ") is not finite");
+                detail::raise<std::invalid_argument>("simdverlet: cloth layout position of cell (" + std::to_string(c) +
+                                                     ", " + std::to_string(r) + ") is not finite");
             layout.push_back(p);
             pinned.push_back(options.pinned && options.pinned(c, r));
         }
     if (!sim.state().has_masses())
         for (std::size_t k = 0; k < pinned.size(); ++k)
             if (pinned[k])
-                detail::raise<std::logic_error>("simdverlet: cannot pin cloth cell (" + std::to_string(int(k) % w) + ", " +
-                                       std::to_string(int(k) / w) +
-                                       "): the simulation's state has unit masses (Masses::unit)");
+                detail::raise<std::logic_error>("simdverlet: cannot pin cloth cell (" + std::to_string(int(k) % w) +
+                                                ", " + std::to_string(int(k) / w) +
+                                                "): the simulation's state has unit masses (Masses::unit)");
 
     const T inv_mass = T(1) / options.mass;
     sim.state().reserve(base + layout.size());
@@ -363,8 +367,8 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
         // The live slots decide which neighbours pull, so a cut or torn sheet comes apart.
         const auto c = world->constraints().arrays_view();
         if (world->vectorized())
-            kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(
-                a, c, cloth->base, std::size_t(cloth->width), std::size_t(cloth->height), cloth->curvature);
+            kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(a, c, cloth->base, std::size_t(cloth->width),
+                                                                        std::size_t(cloth->height), cloth->curvature);
         else
             kernels::pull_to_neighbour_mean_scalar(a, c, cloth->base, std::size_t(cloth->width),
                                                    std::size_t(cloth->height), cloth->curvature);

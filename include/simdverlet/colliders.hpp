@@ -38,21 +38,21 @@ namespace simdverlet
 template <class T>
 struct ContactMaterial
 {
-    T friction = T(0.5);          ///< Coulomb coefficient, >= 0. The tangential correction per contact is
-                                  ///< bounded by friction x depth: for a particle resting on a surface the
-                                  ///< per-frame depth is the displacement the normal force would produce, so
-                                  ///< this is the Coulomb limit in displacement units, static friction
-                                  ///< included: on an incline with tan(theta) <= friction a particle does
-                                  ///< not move at all. 0 is ice; 0.5 holds anything up to 26.6 degrees.
-    T tangential_damping = T(0);  ///< in [0, 1]: fraction of the remaining tangential velocity removed on
-                                  ///< every contact, unconditionally. A sticky surface; off by default so
-                                  ///< Coulomb friction is the only tangential effect.
-    T restitution = T(0);         ///< in [0, 1]: fraction of an approaching normal velocity returned. 0 is a
-                                  ///< dead surface, 1 lossless. A separating velocity is never touched, so a
-                                  ///< contact can only remove energy.
-    T margin = T(0);              ///< >= 0, world units of clearance between a particle and the surface:
-                                  ///< half a cloth's thickness, or a particle radius. Keeps a drawn sheet off
-                                  ///< the shape it lies on.
+    T friction = T(0.5);         ///< Coulomb coefficient, >= 0. The tangential correction per contact is
+                                 ///< bounded by friction x depth: for a particle resting on a surface the
+                                 ///< per-frame depth is the displacement the normal force would produce, so
+                                 ///< this is the Coulomb limit in displacement units, static friction
+                                 ///< included: on an incline with tan(theta) <= friction a particle does
+                                 ///< not move at all. 0 is ice; 0.5 holds anything up to 26.6 degrees.
+    T tangential_damping = T(0); ///< in [0, 1]: fraction of the remaining tangential velocity removed on
+                                 ///< every contact, unconditionally. A sticky surface; off by default so
+                                 ///< Coulomb friction is the only tangential effect.
+    T restitution = T(0);        ///< in [0, 1]: fraction of an approaching normal velocity returned. 0 is a
+                                 ///< dead surface, 1 lossless. A separating velocity is never touched, so a
+                                 ///< contact can only remove energy.
+    T margin = T(0);             ///< >= 0, world units of clearance between a particle and the surface:
+                                 ///< half a cloth's thickness, or a particle radius. Keeps a drawn sheet off
+                                 ///< the shape it lies on.
 };
 
 namespace detail
@@ -61,8 +61,8 @@ template <class T>
 void check_material(const ContactMaterial<T>& m)
 {
     const auto fail = [](const char* what, T v, const char* range) {
-        detail::raise<std::invalid_argument>(std::string("simdverlet: collider ") + what + " must be " + range + ", got " +
-                                    number(v));
+        detail::raise<std::invalid_argument>(std::string("simdverlet: collider ") + what + " must be " + range +
+                                             ", got " + number(v));
     };
     if (!std::isfinite(m.friction) || m.friction < T(0))
         fail("friction", m.friction, "finite and >= 0");
@@ -79,14 +79,15 @@ void check_point(const char* what, const Vec3<T>& p)
 {
     if (!p.allFinite())
         detail::raise<std::invalid_argument>(std::string("simdverlet: collider ") + what + " (" + number(p.x()) + ", " +
-                                    number(p.y()) + ", " + number(p.z()) + ") is not finite");
+                                             number(p.y()) + ", " + number(p.z()) + ") is not finite");
 }
 
 template <class T>
 void check_radius(T radius)
 {
     if (!std::isfinite(radius) || radius < T(0))
-        detail::raise<std::invalid_argument>("simdverlet: collider radius must be finite and >= 0, got " + number(radius));
+        detail::raise<std::invalid_argument>("simdverlet: collider radius must be finite and >= 0, got " +
+                                             number(radius));
 }
 
 /// Below this length a tangential velocity has no direction and friction leaves it alone; below
@@ -216,8 +217,8 @@ class Collider
     {
         if (begin > end || end > state.size())
             detail::raise<std::out_of_range>("simdverlet: collider range [" + std::to_string(begin) + ", " +
-                                    std::to_string(end) + ") is not inside the " + std::to_string(state.size()) +
-                                    " particles");
+                                             std::to_string(end) + ") is not inside the " +
+                                             std::to_string(state.size()) + " particles");
         m_contacts = enabled ? project_range(state.arrays_view(), begin, end) : 0;
         return m_contacts;
     }
@@ -267,7 +268,7 @@ class PlaneCollider : public Collider<T>
     struct Shape
     {
         Vec3<T> normal = Vec3<T>(T(0), T(-1), T(0)); ///< into the legal side; any length > 0. Default: up
-                                                      ///< in the +y-down pictures this library draws
+                                                     ///< in the +y-down pictures this library draws
         T offset = T(0); ///< signed distance of the plane from the origin along the normal: a floor at
                          ///< y = 6 with normal (0, -1, 0) has offset -6
     };
@@ -285,14 +286,15 @@ class PlaneCollider : public Collider<T>
         const T len = n.norm();
         if (!(len > detail::kTinyLength<T>))
             detail::raise<std::invalid_argument>("simdverlet: plane normal (" + detail::number(n.x()) + ", " +
-                                        detail::number(n.y()) + ", " + detail::number(n.z()) +
-                                        ") is degenerate: it has no direction");
+                                                 detail::number(n.y()) + ", " + detail::number(n.z()) +
+                                                 ") is degenerate: it has no direction");
         m_normal = n / len;
     }
     void set_offset(T offset)
     {
         if (!std::isfinite(offset))
-            detail::raise<std::invalid_argument>("simdverlet: plane offset must be finite, got " + detail::number(offset));
+            detail::raise<std::invalid_argument>("simdverlet: plane offset must be finite, got " +
+                                                 detail::number(offset));
         m_offset = offset;
     }
     const Vec3<T>& normal() const noexcept { return m_normal; }
@@ -380,10 +382,10 @@ class CapsuleCollider : public Collider<T>
 
     struct Shape
     {
-        Vec3<T> a = Vec3<T>::Zero();                  ///< one end of the axis
-        Vec3<T> b = Vec3<T>(T(1), T(0), T(0));         ///< the other end; a == b is a sphere
-        T radius = T(0.5);                            ///< world units, >= 0
-        bool inside = false;                          ///< true: keep particles inside (a tube)
+        Vec3<T> a = Vec3<T>::Zero();           ///< one end of the axis
+        Vec3<T> b = Vec3<T>(T(1), T(0), T(0)); ///< the other end; a == b is a sphere
+        T radius = T(0.5);                     ///< world units, >= 0
+        bool inside = false;                   ///< true: keep particles inside (a tube)
     };
 
     explicit CapsuleCollider(const Shape& shape, const ContactMaterial<T>& material = {}) : Collider<T>(material)
@@ -465,7 +467,8 @@ class BoxCollider : public Collider<T>
         for (int k = 0; k < 3; ++k)
             if (lo[k] > hi[k])
                 detail::raise<std::invalid_argument>("simdverlet: box is inverted on axis " + std::string(1, "xyz"[k]) +
-                                            ": min " + detail::number(lo[k]) + " > max " + detail::number(hi[k]));
+                                                     ": min " + detail::number(lo[k]) + " > max " +
+                                                     detail::number(hi[k]));
         m_shape.min = lo;
         m_shape.max = hi;
     }
@@ -553,12 +556,12 @@ class SdfCollider : public Collider<T>
 
     struct Shape
     {
-        Field field = {};           ///< signed distance, world units
-        T epsilon = T(1e-3);        ///< central-difference step, world units, > 0: well below the
-                                    ///< field's feature size, well above float noise at its scale
-        int max_steps = 2;          ///< >= 1. Re-evaluations after each correction: more than one
-                                    ///< lets a field whose gradient is not unit length converge
-                                    ///< onto the surface instead of stopping short
+        Field field = {};    ///< signed distance, world units
+        T epsilon = T(1e-3); ///< central-difference step, world units, > 0: well below the
+                             ///< field's feature size, well above float noise at its scale
+        int max_steps = 2;   ///< >= 1. Re-evaluations after each correction: more than one
+                             ///< lets a field whose gradient is not unit length converge
+                             ///< onto the surface instead of stopping short
     };
 
     explicit SdfCollider(Shape shape, const ContactMaterial<T>& material = {}) : Collider<T>(material)
@@ -615,12 +618,13 @@ class SdfCollider : public Collider<T>
     {
         if (!std::isfinite(epsilon) || !(epsilon > T(0)))
             detail::raise<std::invalid_argument>("simdverlet: SDF epsilon must be finite and > 0, got " +
-                                        detail::number(epsilon));
+                                                 detail::number(epsilon));
     }
     static void check_max_steps(int steps)
     {
         if (steps < 1)
-            detail::raise<std::invalid_argument>("simdverlet: SDF max_steps must be >= 1, got " + std::to_string(steps));
+            detail::raise<std::invalid_argument>("simdverlet: SDF max_steps must be >= 1, got " +
+                                                 std::to_string(steps));
     }
 
     Shape m_shape;
@@ -677,7 +681,8 @@ class ColliderSet
     void set_relaxations(int n)
     {
         if (n < 1)
-            detail::raise<std::invalid_argument>("simdverlet: collider relaxations must be >= 1, got " + std::to_string(n));
+            detail::raise<std::invalid_argument>("simdverlet: collider relaxations must be >= 1, got " +
+                                                 std::to_string(n));
         m_relaxations = n;
     }
 

@@ -56,10 +56,10 @@ class DirectedConstraints4
             for (std::size_t i = 0; i < n; ++i)
                 for (int s = 0; s < kSlots; ++s)
                     if (m_neighbour[s][i] >= std::int32_t(n))
-                        detail::raise<std::logic_error>("simdverlet: cannot shrink constraints to " + std::to_string(n) +
-                                               " particles: slot " + std::to_string(s) + " of particle " +
-                                               std::to_string(i) + " points at particle " +
-                                               std::to_string(m_neighbour[s][i]));
+                        detail::raise<std::logic_error>("simdverlet: cannot shrink constraints to " +
+                                                        std::to_string(n) + " particles: slot " + std::to_string(s) +
+                                                        " of particle " + std::to_string(i) + " points at particle " +
+                                                        std::to_string(m_neighbour[s][i]));
         const std::size_t padded = simd::padded_count<T>(n);
         for (int s = 0; s < kSlots; ++s)
         {
@@ -171,8 +171,8 @@ class DirectedConstraints4
         const auto sj = free_slot(j);
         if (!si || !sj)
             detail::raise<std::logic_error>("simdverlet: cannot connect particles " + std::to_string(i) + " and " +
-                                   std::to_string(j) + ": particle " + std::to_string(!si ? i : j) +
-                                   " has no free slot (all four name a neighbour)");
+                                            std::to_string(j) + ": particle " + std::to_string(!si ? i : j) +
+                                            " has no free slot (all four name a neighbour)");
         set_slot(i, *si, std::int32_t(j), rest, stiffness);
         set_slot(j, *sj, std::int32_t(i), rest, stiffness);
         return {*si, *sj};
@@ -265,25 +265,25 @@ class DirectedConstraints4
     {
         if (j < 0 || std::size_t(j) >= m_size)
             detail::raise<std::out_of_range>("simdverlet: neighbour " + std::to_string(j) + " of particle " +
-                                    std::to_string(i) + " is out of range (the simulation holds " +
-                                    std::to_string(m_size) + " particles)");
+                                             std::to_string(i) + " is out of range (the simulation holds " +
+                                             std::to_string(m_size) + " particles)");
         if (std::size_t(j) == i)
             detail::raise<std::invalid_argument>("simdverlet: particle " + std::to_string(i) +
-                                        " cannot be constrained to itself");
+                                                 " cannot be constrained to itself");
     }
 
     static void check_rest(T rest)
     {
         if (!std::isfinite(rest) || rest < T(0))
             detail::raise<std::invalid_argument>("simdverlet: rest length must be finite and >= 0, got " +
-                                        detail::number(rest));
+                                                 detail::number(rest));
     }
 
     static void check_stiffness(T stiffness)
     {
         if (!std::isfinite(stiffness) || stiffness < T(0))
             detail::raise<std::invalid_argument>("simdverlet: stiffness must be finite and >= 0, got " +
-                                        detail::number(stiffness));
+                                                 detail::number(stiffness));
     }
 
     std::size_t m_size = 0;

@@ -67,10 +67,10 @@ struct DebugGeometry
 
 struct DebugOptions
 {
-    ParticleRange particles = {};  ///< whose slots and dots to draw; default every particle
-    double velocity_scale = 0;     ///< > 0 adds a whisker per particle of velocity_scale x one frame's travel:
-                                   ///< the quickest way to see a sheet start to vibrate before it shows as motion
-    bool dots = true;              ///< a dot per particle, pinned ones flagged
+    ParticleRange particles = {}; ///< whose slots and dots to draw; default every particle
+    double velocity_scale = 0;    ///< > 0 adds a whisker per particle of velocity_scale x one frame's travel:
+                                  ///< the quickest way to see a sheet start to vibrate before it shows as motion
+    bool dots = true;             ///< a dot per particle, pinned ones flagged
 };
 
 /// The constraint set and particles of `sim` as debug geometry. A symmetric pair (i -> j and
@@ -103,8 +103,8 @@ DebugGeometry<T> debug_lines(const Simulation<T>& sim, const DebugOptions& optio
         if (options.dots)
             g.dots.push_back({s.position(i), s.is_pinned(i)});
         if (options.velocity_scale > 0)
-            g.segments.push_back({s.position(i), s.position(i) + T(options.velocity_scale) * s.velocity(i),
-                                  SegmentKind::velocity});
+            g.segments.push_back(
+                {s.position(i), s.position(i) + T(options.velocity_scale) * s.velocity(i), SegmentKind::velocity});
     }
     return g;
 }

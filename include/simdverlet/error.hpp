@@ -13,15 +13,15 @@
 /// 1 when errors throw, 0 when they are logged and abort. Follows the compiler's exception switch
 /// unless the user defines it before including any simdverlet header.
 #ifndef SIMDVERLET_EXCEPTIONS
-#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
-#define SIMDVERLET_EXCEPTIONS 1
-#else
-#define SIMDVERLET_EXCEPTIONS 0
-#endif
+#    if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#        define SIMDVERLET_EXCEPTIONS 1
+#    else
+#        define SIMDVERLET_EXCEPTIONS 0
+#    endif
 #endif
 
 #if SIMDVERLET_EXCEPTIONS
-#include <stdexcept>
+#    include <stdexcept>
 #endif
 
 namespace simdverlet::detail

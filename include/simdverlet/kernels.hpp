@@ -310,8 +310,8 @@ V pulled_toward_mean(const V& a, const V& x, const V& down, const V& up, const V
 
 /// One particle of the grid curvature pull, scalar.
 template <class T>
-void pull_to_neighbour_mean_one(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i,
-                                std::size_t width, T strength)
+void pull_to_neighbour_mean_one(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, std::size_t width,
+                                T strength)
 {
     // Live <=> stiffness > 0: the DirectedConstraints4 invariant.
     const auto live = [&](int slot) { return c.stiffness[slot][i] > T(0); };
@@ -403,9 +403,8 @@ int project_lanes_vector(const StateArrays<T>& s, std::size_t begin, std::size_t
         M movable = (iota >= B(lo)) && (iota < B(hi));
         if (s.inv_mass)
             movable = movable && (simd::load<T, Arch>(s.inv_mass + i) != zero);
-        ParticleLanes<B> p{simd::load<T, Arch>(s.x + i),  simd::load<T, Arch>(s.y + i),
-                           simd::load<T, Arch>(s.z + i),  simd::load<T, Arch>(s.px + i),
-                           simd::load<T, Arch>(s.py + i), simd::load<T, Arch>(s.pz + i)};
+        ParticleLanes<B> p{simd::load<T, Arch>(s.x + i),  simd::load<T, Arch>(s.y + i),  simd::load<T, Arch>(s.z + i),
+                           simd::load<T, Arch>(s.px + i), simd::load<T, Arch>(s.py + i), simd::load<T, Arch>(s.pz + i)};
         const M touched = fn(p, movable);
         if (!simd::any<T, Arch>(touched))
             continue;
@@ -455,8 +454,8 @@ int project_lanes_scalar(const StateArrays<T>& s, std::size_t begin, std::size_t
 /// accumulate + integrate, so the result is bit-identical to it. Returns false when any new
 /// coordinate is not finite.
 template <class Arch, class T>
-bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p,
-                  std::size_t begin, std::size_t end, int iterations, bool read_accumulators, bool contiguous = true)
+bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p, std::size_t begin,
+                  std::size_t end, int iterations, bool read_accumulators, bool contiguous = true)
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -489,8 +488,8 @@ bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const I
         const M free = (w > zero) && in_range;
         for (int axis = 0; axis < 3; ++axis)
         {
-            const B xn = verlet_position(simd::load<T, Arch>(xs[axis] + i), simd::load<T, Arch>(pxs[axis] + i),
-                                         a[axis], g[axis], w, damping, dt2, free);
+            const B xn = verlet_position(simd::load<T, Arch>(xs[axis] + i), simd::load<T, Arch>(pxs[axis] + i), a[axis],
+                                         g[axis], w, damping, dt2, free);
             simd::store<T, Arch>(pxs[axis] + i, xn);
             finite = finite && xsimd::isfinite(xn);
         }
@@ -500,8 +499,8 @@ bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const I
 
 /// Scalar twin of sweep_vector.
 template <class T>
-bool sweep_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p,
-                  std::size_t begin, std::size_t end, int iterations, bool read_accumulators)
+bool sweep_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p, std::size_t begin,
+                  std::size_t end, int iterations, bool read_accumulators)
 {
     bool finite = true;
     T* const xs[3] = {s.x, s.y, s.z};

@@ -24,7 +24,10 @@ namespace detail
 {
 inline void log_to_stderr(LogLevel level, std::string_view message)
 {
-    std::cerr << (level == LogLevel::error ? "simdverlet error: " : level == LogLevel::warning ? "simdverlet warning: " : "simdverlet: ") << message << '\n';
+    std::cerr << (level == LogLevel::error     ? "simdverlet error: "
+                  : level == LogLevel::warning ? "simdverlet warning: "
+                                               : "simdverlet: ")
+              << message << '\n';
 }
 
 inline LogHook& log_hook_slot()

@@ -49,8 +49,9 @@ template <class T>
 double furthest_apart(const Simulation<T>& a, const Simulation<T>& b, const ParticleRange& range = {})
 {
     if (a.size() != b.size())
-        detail::raise<std::invalid_argument>("simdverlet: furthest_apart compares simulations of " + std::to_string(a.size()) +
-                                    " and " + std::to_string(b.size()) + " particles");
+        detail::raise<std::invalid_argument>("simdverlet: furthest_apart compares simulations of " +
+                                             std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                                             " particles");
     const auto [begin, end] = range.resolve(a.size());
     double worst = 0;
     for (std::size_t i = begin; i < end; ++i)

@@ -3,9 +3,9 @@
 // the horizontal sum, the index type a gather needs, and the alignment of the allocator.
 #pragma once
 
+#include <cmath>
 #include <concepts>
 #include <cstddef>
-#include <cmath>
 #include <cstdint>
 #include <new>
 #include <type_traits>
@@ -34,10 +34,7 @@ struct AlignedAllocator
     {
     }
 
-    T* allocate(std::size_t n)
-    {
-        return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kAlignment)));
-    }
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kAlignment))); }
     void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t(kAlignment)); }
 
     template <class U>

@@ -64,17 +64,17 @@ const std::shared_ptr<World<T>>& world_of(const Simulation<T>& sim);
 template <class T>
 struct StepParams
 {
-    T dt = T(1) / T(60);                  ///< seconds per step, > 0. One display frame at 60 Hz.
-    T damping = T(0.99);                  ///< fraction of the velocity kept per call (per dt), in [0, 1]. 0.99
-                                          ///< bleeds 1 % per frame: enough to settle a sheet, too little to look
-                                          ///< viscous. With n substeps each keeps damping^(1/n), so substeps
-                                          ///< change accuracy, not the air.
-    Vec3<T> gravity = Vec3<T>::Zero();    ///< acceleration of every free particle, world units / s^2. Off by
-                                          ///< default; the guide's pages use +y as down.
-    int iterations = 8;                   ///< solve passes, >= 0. Multiplies every stiffness: the sheet feels only
-                                          ///< stiffness x iterations. 8 is a middle rung; 0 switches springs off.
-    int substeps = 1;                     ///< >= 1. n runs exactly n steps of dt / n with damping^(1/n),
-                                          ///< bit-identical to n calls with those values.
+    T dt = T(1) / T(60);               ///< seconds per step, > 0. One display frame at 60 Hz.
+    T damping = T(0.99);               ///< fraction of the velocity kept per call (per dt), in [0, 1]. 0.99
+                                       ///< bleeds 1 % per frame: enough to settle a sheet, too little to look
+                                       ///< viscous. With n substeps each keeps damping^(1/n), so substeps
+                                       ///< change accuracy, not the air.
+    Vec3<T> gravity = Vec3<T>::Zero(); ///< acceleration of every free particle, world units / s^2. Off by
+                                       ///< default; the guide's pages use +y as down.
+    int iterations = 8;                ///< solve passes, >= 0. Multiplies every stiffness: the sheet feels only
+                                       ///< stiffness x iterations. 8 is a middle rung; 0 switches springs off.
+    int substeps = 1;                  ///< >= 1. n runs exactly n steps of dt / n with damping^(1/n),
+                                       ///< bit-identical to n calls with those values.
 };
 
 /// Name-keyed, ordered list of stages. Adding a name that exists replaces that stage in place, so
@@ -213,7 +213,7 @@ class World
         m_state.check_index(i);
         if (!fn)
             detail::raise<std::invalid_argument>("simdverlet: force generator for particle " + std::to_string(i) +
-                                        " has no function");
+                                                 " has no function");
         m_generators.push_back({m_next_id, i, std::move(fn)});
         return m_next_id++;
     }
@@ -230,7 +230,8 @@ class World
 
     std::optional<std::size_t> force_generator_particle(std::uint64_t id) const
     {
-        const auto it = std::find_if(m_generators.begin(), m_generators.end(), [&](const auto& g) { return g.id == id; });
+        const auto it = std::find_if(m_generators.begin(), m_generators.end(),
+                                     [&](const auto& g) { return g.id == id; });
         return it == m_generators.end() ? std::nullopt : std::optional<std::size_t>(it->particle);
     }
 
@@ -241,7 +242,8 @@ class World
     {
         detail::check_gains(gains);
         if (!target.allFinite())
-            detail::raise<std::invalid_argument>("simdverlet: PID target for particle " + std::to_string(i) + " is not finite");
+            detail::raise<std::invalid_argument>("simdverlet: PID target for particle " + std::to_string(i) +
+                                                 " is not finite");
         auto state = std::make_shared<detail::PidState<T>>();
         state->target = target;
         state->gains = gains;
@@ -258,14 +260,14 @@ class World
     std::uint64_t protect_range(std::size_t begin, std::size_t end, std::string owner)
     {
         if (begin > end || end > m_state.size())
-            detail::raise<std::out_of_range>("simdverlet: range [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                    ") is not inside the simulation's " + std::to_string(m_state.size()) +
-                                    " particles");
+            detail::raise<std::out_of_range>("simdverlet: range [" + std::to_string(begin) + ", " +
+                                             std::to_string(end) + ") is not inside the simulation's " +
+                                             std::to_string(m_state.size()) + " particles");
         for (std::int32_t r : m_pending_removals)
             if (std::size_t(r) < end)
-                detail::raise<std::logic_error>("simdverlet: cannot protect " + owner + " [" + std::to_string(begin) + ", " +
-                                       std::to_string(end) + "): particle " + std::to_string(r) +
-                                       " below its end is queued for removal");
+                detail::raise<std::logic_error>("simdverlet: cannot protect " + owner + " [" + std::to_string(begin) +
+                                                ", " + std::to_string(end) + "): particle " + std::to_string(r) +
+                                                " below its end is queued for removal");
         m_protected.push_back({m_next_id, begin, end, std::move(owner)});
         return m_next_id++;
     }
@@ -295,7 +297,8 @@ class World
     {
         m_state.check_index(i);
         check_removable(i);
-        if (std::find(m_pending_removals.begin(), m_pending_removals.end(), std::int32_t(i)) == m_pending_removals.end())
+        if (std::find(m_pending_removals.begin(), m_pending_removals.end(), std::int32_t(i)) ==
+            m_pending_removals.end())
             m_pending_removals.push_back(std::int32_t(i));
     }
 
@@ -305,9 +308,9 @@ class World
         for (const auto& r : m_protected)
             if (i < r.end)
                 detail::raise<std::logic_error>("simdverlet: cannot remove particle " + std::to_string(i) + ": it is " +
-                                       (i >= r.begin ? "inside " : "below ") + r.owner + " [" +
-                                       std::to_string(r.begin) + ", " + std::to_string(r.end) +
-                                       "), which removing it would renumber");
+                                                (i >= r.begin ? "inside " : "below ") + r.owner + " [" +
+                                                std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                                                "), which removing it would renumber");
     }
 
     std::size_t pending_removals() const noexcept { return m_pending_removals.size(); }
@@ -430,15 +433,18 @@ class World
         if (!std::isfinite(p.dt) || !(p.dt > T(0)))
             detail::raise<std::invalid_argument>("simdverlet: dt must be finite and > 0, got " + detail::number(p.dt));
         if (!std::isfinite(p.damping) || p.damping < T(0) || p.damping > T(1))
-            detail::raise<std::invalid_argument>("simdverlet: damping must be in [0, 1], got " + detail::number(p.damping));
+            detail::raise<std::invalid_argument>("simdverlet: damping must be in [0, 1], got " +
+                                                 detail::number(p.damping));
         if (!p.gravity.allFinite())
             detail::raise<std::invalid_argument>("simdverlet: gravity (" + detail::number(p.gravity.x()) + ", " +
-                                        detail::number(p.gravity.y()) + ", " + detail::number(p.gravity.z()) +
-                                        ") is not finite");
+                                                 detail::number(p.gravity.y()) + ", " + detail::number(p.gravity.z()) +
+                                                 ") is not finite");
         if (p.iterations < 0)
-            detail::raise<std::invalid_argument>("simdverlet: iterations must be >= 0, got " + std::to_string(p.iterations));
+            detail::raise<std::invalid_argument>("simdverlet: iterations must be >= 0, got " +
+                                                 std::to_string(p.iterations));
         if (p.substeps < 1)
-            detail::raise<std::invalid_argument>("simdverlet: substeps must be >= 1, got " + std::to_string(p.substeps));
+            detail::raise<std::invalid_argument>("simdverlet: substeps must be >= 1, got " +
+                                                 std::to_string(p.substeps));
     }
 
     void step_once(T dt, const StepParams<T>& params, const StateStage& accumulate_forces)
@@ -477,9 +483,10 @@ class World
         const auto p = integrate_params(dt, params);
         std::atomic<bool> finite{true};
         for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
-            const bool ok = m_vectorized ? kernels::sweep_vector<xsimd::default_arch>(s, c, p, begin, end, params.iterations,
-                                                                                     read_accumulators, m_grid_path)
-                                         : kernels::sweep_scalar(s, c, p, begin, end, params.iterations, read_accumulators);
+            const bool ok = m_vectorized
+                                ? kernels::sweep_vector<xsimd::default_arch>(s, c, p, begin, end, params.iterations,
+                                                                             read_accumulators, m_grid_path)
+                                : kernels::sweep_scalar(s, c, p, begin, end, params.iterations, read_accumulators);
             if (!ok)
                 finite.store(false, std::memory_order_relaxed);
         });
@@ -622,7 +629,10 @@ class Simulation
 
     /// Appends a particle at rest with four empty constraint slots and returns its index, the
     /// one index type every accessor takes. inv_mass 0 pins it. The only way to add a particle.
-    std::size_t add_particle(const Vec3<T>& position, T inv_mass = T(1)) { return world().add_particle(position, inv_mass); }
+    std::size_t add_particle(const Vec3<T>& position, T inv_mass = T(1))
+    {
+        return world().add_particle(position, inv_mass);
+    }
 
     // ---- stage registries (DESIGN §4): a name registered again replaces that stage in place ----
 
@@ -634,7 +644,10 @@ class Simulation
         world().add_position_projection(name, std::move(fn));
     }
     bool remove_position_projection(const std::string& name) { return world().remove_position_projection(name); }
-    void add_constraint_edit(const std::string& name, ConstraintEdit fn) { world().add_constraint_edit(name, std::move(fn)); }
+    void add_constraint_edit(const std::string& name, ConstraintEdit fn)
+    {
+        world().add_constraint_edit(name, std::move(fn));
+    }
     bool remove_constraint_edit(const std::string& name) { return world().remove_constraint_edit(name); }
 
     const StageRegistry<StateStage>& bulk_forces() const { return world().bulk_forces(); }
@@ -650,10 +663,16 @@ class Simulation
     // ---- force generators and controllers ---------------------------------------------------
 
     /// Registers a force on particle i, evaluated every step; returns an id for removal.
-    std::uint64_t add_force_generator(std::size_t i, ForceGenerator fn) { return world().add_force_generator(i, std::move(fn)); }
+    std::uint64_t add_force_generator(std::size_t i, ForceGenerator fn)
+    {
+        return world().add_force_generator(i, std::move(fn));
+    }
     bool remove_force_generator(std::uint64_t id) { return world().remove_force_generator(id); }
     /// The particle a generator acts on now (removals below it renumber it); empty once it is gone.
-    std::optional<std::size_t> force_generator_particle(std::uint64_t id) const { return world().force_generator_particle(id); }
+    std::optional<std::size_t> force_generator_particle(std::uint64_t id) const
+    {
+        return world().force_generator_particle(id);
+    }
     std::size_t force_generator_count() const { return world().force_generator_count(); }
 
     /// Pulls particle i toward `target` with a PID controller acting through the force

@@ -73,7 +73,8 @@ struct SnapshotAccess
 {
     static std::vector<simd::AlignedVector<T>*> arrays(State3<T>& s)
     {
-        std::vector<simd::AlignedVector<T>*> a{&s.m_x, &s.m_y, &s.m_z, &s.m_px, &s.m_py, &s.m_pz, &s.m_ax, &s.m_ay, &s.m_az};
+        std::vector<simd::AlignedVector<T>*> a{&s.m_x,  &s.m_y,  &s.m_z,  &s.m_px, &s.m_py,
+                                               &s.m_pz, &s.m_ax, &s.m_ay, &s.m_az};
         if (s.m_has_masses)
             a.push_back(&s.m_w);
         return a;
@@ -134,7 +135,8 @@ void check_stage_states(const World<T>& world, const Snapshot<T>& snap)
     {
         const auto* saved = SnapshotAccess<T>::saved_state(snap, name);
         if (!saved)
-            detail::raise<std::logic_error>("simdverlet: cannot restore: the snapshot holds no state for stage '" + name +
+            detail::raise<std::logic_error>("simdverlet: cannot restore: the snapshot holds no state for stage '" +
+                                            name +
                                             "', which this simulation has registered (take the snapshot after "
                                             "registering the stage)");
         if (!state.accepts(saved->second))
@@ -154,17 +156,18 @@ template <class T>
 void check_restorable(const World<T>& sim, const Snapshot<T>& snap)
 {
     if (snap.state.has_masses() != sim.state().has_masses())
-        detail::raise<std::invalid_argument>(std::string("simdverlet: cannot restore a snapshot ") +
-                                    (snap.state.has_masses() ? "with" : "without") +
-                                    " per-particle masses into a simulation " +
-                                    (sim.state().has_masses() ? "with" : "without") + " them");
+        detail::raise<std::invalid_argument>(
+            std::string("simdverlet: cannot restore a snapshot ") + (snap.state.has_masses() ? "with" : "without") +
+            " per-particle masses into a simulation " + (sim.state().has_masses() ? "with" : "without") + " them");
     if (snap.constraints.size() != snap.state.size())
-        detail::raise<std::invalid_argument>("simdverlet: snapshot constraints cover " + std::to_string(snap.constraints.size()) +
-                                    " particles, its state " + std::to_string(snap.state.size()));
+        detail::raise<std::invalid_argument>("simdverlet: snapshot constraints cover " +
+                                             std::to_string(snap.constraints.size()) + " particles, its state " +
+                                             std::to_string(snap.state.size()));
     if (snap.state.size() != sim.size() && (sim.has_index_references() || sim.pending_removals() > 0))
-        detail::raise<std::logic_error>("simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
-                               " particles into a simulation of " + std::to_string(sim.size()) +
-                               " whose cloths, strands, controllers or queued removals refer to particle indices");
+        detail::raise<std::logic_error>(
+            "simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
+            " particles into a simulation of " + std::to_string(sim.size()) +
+            " whose cloths, strands, controllers or queued removals refer to particle indices");
     for (std::size_t k = 0; k < snap.pending_removals.size(); ++k)
     {
         const std::size_t r = snap.pending_removals[k];
@@ -328,7 +331,10 @@ void load(Simulation<T>& sim, std::istream& in)
         detail::fail_load("written on a machine of the other byte order");
     const auto scalar = r.read<std::uint8_t>("the scalar size");
     if (scalar != sizeof(T))
-        detail::fail_load(std::string("it holds ") + (scalar == 4 ? "float" : scalar == 8 ? "double" : "unknown") +
+        detail::fail_load(std::string("it holds ") +
+                          (scalar == 4   ? "float"
+                           : scalar == 8 ? "double"
+                                         : "unknown") +
                           " values, this simulation is " + (sizeof(T) == 4 ? "float" : "double"));
     // Check the checksum before trusting any size read from the stream.
     if (r.bytes.size() < r.at + 8)
@@ -352,8 +358,8 @@ void load(Simulation<T>& sim, std::istream& in)
         detail::fail_load("its particle count " + std::to_string(n) + " does not match its length");
 
     using A = detail::SnapshotAccess<T>;
-    Snapshot<T> snap{A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), steps, diverged,
-                     {}, {}};
+    Snapshot<T> snap{
+        A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), steps, diverged, {}, {}};
     for (auto* array : A::arrays(snap.state))
         r.take(array->data(), std::size_t(n) * sizeof(T), "the particle arrays");
     for (int s = 0; s < 4; ++s)

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -83,7 +83,7 @@ struct ParticleRange
     {
         if (begin > end)
             detail::raise<std::invalid_argument>("simdverlet: particle range [" + std::to_string(begin) + ", " +
-                                        std::to_string(end) + ") has begin after end");
+                                                 std::to_string(end) + ") has begin after end");
     }
 };
 
@@ -101,7 +101,7 @@ struct StateArrays
     T* ax;
     T* ay;
     T* az;
-    const T* inv_mass; ///< nullptr when the state has unit masses
+    const T* inv_mass;  ///< nullptr when the state has unit masses
     std::size_t size;   ///< live particles
     std::size_t padded; ///< array length, a whole number of padding blocks
 };
@@ -197,7 +197,8 @@ class State3
     {
         check_index(i);
         if (!v.allFinite())
-            detail::raise<std::invalid_argument>("simdverlet: velocity of particle " + std::to_string(i) + " is not finite");
+            detail::raise<std::invalid_argument>("simdverlet: velocity of particle " + std::to_string(i) +
+                                                 " is not finite");
         m_px[i] = m_x[i] - v.x();
         m_py[i] = m_y[i] - v.y();
         m_pz[i] = m_z[i] - v.z();
@@ -311,7 +312,6 @@ class State3
         m_z.swap(m_pz);
     }
 
-
     std::array<simd::AlignedVector<T>*, 9> arrays() noexcept
     {
         return {&m_x, &m_y, &m_z, &m_px, &m_py, &m_pz, &m_ax, &m_ay, &m_az};
@@ -330,20 +330,22 @@ class State3
     {
         if (!m_has_masses && inv_mass != T(1))
             detail::raise<std::logic_error>("simdverlet: cannot give particle " + std::to_string(i) + " inverse mass " +
-                                   detail::number(inv_mass) +
-                                   ": the state was created with unit masses (Masses::unit), so nothing "
-                                   "can be pinned or weighted; create it with Masses::per_particle");
+                                            detail::number(inv_mass) +
+                                            ": the state was created with unit masses (Masses::unit), so nothing "
+                                            "can be pinned or weighted; create it with Masses::per_particle");
         if (!(inv_mass >= T(0)) || !std::isfinite(inv_mass))
-            detail::raise<std::invalid_argument>("simdverlet: inverse mass of particle " + std::to_string(i) + " must be "
-                                        "finite and >= 0, got " + detail::number(inv_mass));
+            detail::raise<std::invalid_argument>("simdverlet: inverse mass of particle " + std::to_string(i) +
+                                                 " must be "
+                                                 "finite and >= 0, got " +
+                                                 detail::number(inv_mass));
     }
 
     static void check_finite_position(const Vec3<T>& p)
     {
         if (!p.allFinite())
             detail::raise<std::invalid_argument>("simdverlet: position (" + detail::number(p.x()) + ", " +
-                                        detail::number(p.y()) + ", " + detail::number(p.z()) +
-                                        ") is not finite");
+                                                 detail::number(p.y()) + ", " + detail::number(p.z()) +
+                                                 ") is not finite");
     }
 
     bool m_has_masses;

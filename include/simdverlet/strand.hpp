@@ -37,15 +37,15 @@ inline constexpr double kMaxBendCorrection = 0.6;
 template <class T>
 struct StrandOptions
 {
-    int count = 20;       ///< nodes, >= 2
-    T spacing = T(0.2);   ///< world units between nodes in the default layout (a line along +x) and the
-                          ///< rest length of every segment unless rest_length_from_layout; > 0
-    T stiffness = T(60);  ///< per slot, >= 0; as everywhere, the rope feels stiffness x iterations
-    T mass = T(1);        ///< per node, > 0; needs per-particle masses unless 1
+    int count = 20;          ///< nodes, >= 2
+    T spacing = T(0.2);      ///< world units between nodes in the default layout (a line along +x) and the
+                             ///< rest length of every segment unless rest_length_from_layout; > 0
+    T stiffness = T(60);     ///< per slot, >= 0; as everywhere, the rope feels stiffness x iterations
+    T mass = T(1);           ///< per node, > 0; needs per-particle masses unless 1
     T bend_stiffness = T(0); ///< in [0, 1]: how far toward straight each interior node moves per
                              ///< step, 1 meaning kMaxBendCorrection. 0 (limp) registers nothing
     std::function<Vec3<T>(int node)> position = {}; ///< layout; default (node x spacing, 0, 0)
-    bool rest_length_from_layout = false;      ///< rest lengths measured from `position`
+    bool rest_length_from_layout = false;           ///< rest lengths measured from `position`
     std::function<bool(int node)> pinned = {};      ///< nodes with inverse mass 0; none by default
     std::string name = {};                          ///< prefix of its stages; default "strand@<base>"
 };
@@ -119,7 +119,7 @@ class Strand
     {
         if (n < 0 || n >= d().count)
             detail::raise<std::out_of_range>("simdverlet: node " + std::to_string(n) + " is outside the " +
-                                    std::to_string(d().count) + "-node strand '" + d().name + "'");
+                                             std::to_string(d().count) + "-node strand '" + d().name + "'");
         return d().base + std::size_t(n);
     }
 
@@ -152,15 +152,17 @@ class Strand
         auto& k = world().constraints();
         state().check_index(particle);
         if (contains(particle))
-            detail::raise<std::invalid_argument>("simdverlet: cannot tie strand '" + d().name + "' to its own particle " +
-                                        std::to_string(particle) + "; pin it or use a second strand");
+            detail::raise<std::invalid_argument>("simdverlet: cannot tie strand '" + d().name +
+                                                 "' to its own particle " + std::to_string(particle) +
+                                                 "; pin it or use a second strand");
         if (!k.free_slot(i))
-            detail::raise<std::logic_error>("simdverlet: strand '" + d().name + "' node " + std::to_string(n) + " (particle " +
-                                   std::to_string(i) + ") has no free slot to tie with");
+            detail::raise<std::logic_error>("simdverlet: strand '" + d().name + "' node " + std::to_string(n) +
+                                            " (particle " + std::to_string(i) + ") has no free slot to tie with");
         if (!k.free_slot(particle))
-            detail::raise<std::logic_error>("simdverlet: particle " + std::to_string(particle) +
-                                   " has no free slot to tie to: all four name a neighbour (a cloth's interior "
-                                   "particle does; tie to an edge, which has one free, or a corner, which has two)");
+            detail::raise<std::logic_error>(
+                "simdverlet: particle " + std::to_string(particle) +
+                " has no free slot to tie to: all four name a neighbour (a cloth's interior "
+                "particle does; tie to an edge, which has one free, or a corner, which has two)");
         const T length = rest.value_or((state().position(particle) - state().position(i)).norm());
         // connect validates rest and stiffness before it writes anything.
         k.connect(i, particle, length, stiffness.value_or(d().stiffness));
@@ -245,7 +247,8 @@ class Strand
     static void check_bend(T bend)
     {
         if (!(bend >= T(0) && bend <= T(1)))
-            detail::raise<std::invalid_argument>("simdverlet: bend_stiffness must be in [0, 1], got " + detail::number(bend));
+            detail::raise<std::invalid_argument>("simdverlet: bend_stiffness must be in [0, 1], got " +
+                                                 detail::number(bend));
     }
 
     std::shared_ptr<detail::StrandData<T>> m_data;
@@ -257,25 +260,29 @@ template <class T>
 Strand<T> add_strand(Simulation<T>& sim, StrandOptions<T> o)
 {
     if (o.count < 2)
-        detail::raise<std::invalid_argument>("simdverlet: a strand needs at least 2 nodes, got " + std::to_string(o.count));
+        detail::raise<std::invalid_argument>("simdverlet: a strand needs at least 2 nodes, got " +
+                                             std::to_string(o.count));
     if (!std::isfinite(o.spacing) || !(o.spacing > T(0)))
-        detail::raise<std::invalid_argument>("simdverlet: strand spacing must be finite and > 0, got " + detail::number(o.spacing));
+        detail::raise<std::invalid_argument>("simdverlet: strand spacing must be finite and > 0, got " +
+                                             detail::number(o.spacing));
     if (!std::isfinite(o.stiffness) || o.stiffness < T(0))
         detail::raise<std::invalid_argument>("simdverlet: strand stiffness must be finite and >= 0, got " +
-                                    detail::number(o.stiffness));
+                                             detail::number(o.stiffness));
     if (!std::isfinite(o.mass) || !(o.mass > T(0)))
-        detail::raise<std::invalid_argument>("simdverlet: strand mass must be finite and > 0, got " + detail::number(o.mass));
+        detail::raise<std::invalid_argument>("simdverlet: strand mass must be finite and > 0, got " +
+                                             detail::number(o.mass));
     if (!(o.bend_stiffness >= T(0) && o.bend_stiffness <= T(1)))
         detail::raise<std::invalid_argument>("simdverlet: bend_stiffness must be in [0, 1], got " +
-                                    detail::number(o.bend_stiffness));
+                                             detail::number(o.bend_stiffness));
     if (!sim.state().has_masses() && o.mass != T(1))
         detail::raise<std::logic_error>("simdverlet: strand mass " + detail::number(o.mass) +
-                               " needs a state with per-particle masses (Masses::per_particle)");
+                                        " needs a state with per-particle masses (Masses::per_particle)");
     if (!o.name.empty() && sim.position_projections().contains(o.name + ".bend"))
         detail::raise<std::invalid_argument>("simdverlet: a strand named '" + o.name + "' is already registered");
     if (sim.pending_removals() > 0)
-        detail::raise<std::logic_error>("simdverlet: cannot append a strand while particle removals are queued: the next "
-                               "step would renumber it. Step once first.");
+        detail::raise<std::logic_error>(
+            "simdverlet: cannot append a strand while particle removals are queued: the next "
+            "step would renumber it. Step once first.");
     std::vector<Vec3<T>> layout;
     std::vector<bool> pinned;
     for (int n = 0; n < o.count; ++n)
@@ -283,12 +290,12 @@ Strand<T> add_strand(Simulation<T>& sim, StrandOptions<T> o)
         const Vec3<T> p = o.position ? o.position(n) : Vec3<T>(T(n) * o.spacing, T(0), T(0));
         if (!p.allFinite())
             detail::raise<std::invalid_argument>("simdverlet: strand layout position of node " + std::to_string(n) +
-                                        " is not finite");
+                                                 " is not finite");
         layout.push_back(p);
         pinned.push_back(o.pinned && o.pinned(n));
         if (pinned.back() && !sim.state().has_masses())
             detail::raise<std::logic_error>("simdverlet: cannot pin strand node " + std::to_string(n) +
-                                   ": the simulation's state has unit masses (Masses::unit)");
+                                            ": the simulation's state has unit masses (Masses::unit)");
     }
 
     const std::size_t base = sim.size();
@@ -298,9 +305,10 @@ Strand<T> add_strand(Simulation<T>& sim, StrandOptions<T> o)
     for (int n = 0; n + 1 < o.count; ++n)
     {
         const std::size_t i = base + std::size_t(n);
-        const T rest = o.rest_length_from_layout ? (layout[std::size_t(n + 1)] - layout[std::size_t(n)]).norm() : o.spacing;
-        k.set_slot(i, 0, std::int32_t(i + 1), rest, o.stiffness);     // forward
-        k.set_slot(i + 1, 1, std::int32_t(i), rest, o.stiffness);     // back
+        const T rest = o.rest_length_from_layout ? (layout[std::size_t(n + 1)] - layout[std::size_t(n)]).norm()
+                                                 : o.spacing;
+        k.set_slot(i, 0, std::int32_t(i + 1), rest, o.stiffness); // forward
+        k.set_slot(i + 1, 1, std::int32_t(i), rest, o.stiffness); // back
     }
 
     auto data = std::make_shared<detail::StrandData<T>>();
@@ -310,7 +318,8 @@ Strand<T> add_strand(Simulation<T>& sim, StrandOptions<T> o)
     data->stiffness = o.stiffness;
     data->mass = o.mass;
     data->name = o.name.empty() ? "strand@" + std::to_string(base) : o.name;
-    data->protection = detail::world_of(sim)->protect_range(base, base + std::size_t(o.count), "strand '" + data->name + "'");
+    data->protection = detail::world_of(sim)->protect_range(base, base + std::size_t(o.count),
+                                                            "strand '" + data->name + "'");
     Strand<T> strand(std::move(data));
     strand.set_bend_stiffness(o.bend_stiffness);
     return strand;

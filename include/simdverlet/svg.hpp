@@ -127,8 +127,8 @@ inline void write_file(const std::string& path, const std::string& content)
         simdverlet::detail::raise<std::runtime_error>("simdverlet: failed writing " + path);
 }
 
-inline std::string text(double x, double y, const std::string& content, const char* anchor = "start",
-                        int size = 13, const char* extra = "")
+inline std::string text(double x, double y, const std::string& content, const char* anchor = "start", int size = 13,
+                        const char* extra = "")
 {
     return "<text x=\"" + fixed(x) + "\" y=\"" + fixed(y) + "\" font-size=\"" + std::to_string(size) +
            "\" text-anchor=\"" + anchor + "\"" + extra + ">" + escape(content) + "</text>\n";
@@ -243,7 +243,8 @@ class Figure
     explicit Figure(FigureOptions options = {}) : m_options(std::move(options))
     {
         if (m_options.columns < 1 || m_options.cell_width < 16)
-            simdverlet::detail::raise<std::invalid_argument>("simdverlet: a figure needs columns >= 1 and cell_width >= 16");
+            simdverlet::detail::raise<std::invalid_argument>(
+                "simdverlet: a figure needs columns >= 1 and cell_width >= 16");
     }
 
     /// A new panel; the reference stays valid as more are added.
@@ -397,8 +398,8 @@ inline std::string plot(const std::vector<Series>& series, const PlotOptions& o)
     const auto py = [&](double m) { return top + (hi - m) / (hi - lo) * ph; };
     using detail::fixed;
 
-    std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(o.width) +
-                      "\" height=\"" + std::to_string(o.height) + "\" viewBox=\"0 0 " + std::to_string(o.width) + " " +
+    std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(o.width) + "\" height=\"" +
+                      std::to_string(o.height) + "\" viewBox=\"0 0 " + std::to_string(o.width) + " " +
                       std::to_string(o.height) + "\" font-family=\"Helvetica, Arial, sans-serif\">\n";
     out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
     if (!o.title.empty())
@@ -434,8 +435,8 @@ inline std::string plot(const std::vector<Series>& series, const PlotOptions& o)
         std::string points;
         const auto flush = [&] {
             if (!points.empty())
-                out += detail::polyline(
-                    "stroke=\"" + std::string(colour) + "\" stroke-width=\"1.6\" fill=\"none\"", points);
+                out += detail::polyline("stroke=\"" + std::string(colour) + "\" stroke-width=\"1.6\" fill=\"none\"",
+                                        points);
             points.clear();
         };
         for (std::size_t n = 0; n < series[k].values.size(); ++n)
@@ -472,8 +473,7 @@ namespace simdverlet
 /// are drawn but do not stretch the window. options.title heads the picture; several panels on
 /// one window, or a window set by hand, are what svg::Figure is for.
 template <class T>
-void write_svg(const std::string& path, const DebugGeometry<T>& geometry,
-               const svg::FigureOptions& options = {})
+void write_svg(const std::string& path, const DebugGeometry<T>& geometry, const svg::FigureOptions& options = {})
 {
     svg::Figure figure(options);
     figure.add_panel().add(geometry);

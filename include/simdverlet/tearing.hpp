@@ -30,12 +30,12 @@ using TearCallback = std::function<void(std::size_t particle, int slot, std::siz
 template <class T>
 struct TearingOptions
 {
-    T max_strain = T(1); ///< > 0: a spring tears when |length - rest| / rest exceeds it. 1 (twice its
-                         ///< rest length) is where the guide's strain traces show a sheet past saving
+    T max_strain = T(1);      ///< > 0: a spring tears when |length - rest| / rest exceeds it. 1 (twice its
+                              ///< rest length) is where the guide's strain traces show a sheet past saving
     ParticleRange range = {}; ///< owners whose slots may tear; default every particle, re-read each frame
     std::size_t max_tears_per_frame = std::numeric_limits<std::size_t>::max(); ///< the most strained tear
-                         ///< first; a small number makes a rip run across a sheet over frames
-    TearCallback on_tear = {}; ///< optional, called for each tear in the order they happen
+        ///< first; a small number makes a rip run across a sheet over frames
+    TearCallback on_tear = {};    ///< optional, called for each tear in the order they happen
     std::string name = "tearing"; ///< key in the constraint-edit registry
 };
 
@@ -58,7 +58,8 @@ template <class T>
 void check_max_strain(T max_strain)
 {
     if (!std::isfinite(max_strain) || !(max_strain > T(0)))
-        detail::raise<std::invalid_argument>("simdverlet: max_strain must be finite and > 0, got " + number(max_strain));
+        detail::raise<std::invalid_argument>("simdverlet: max_strain must be finite and > 0, got " +
+                                             number(max_strain));
 }
 
 /// Clears slot s of i and every other slot joining i and j, either way: the twin of a symmetric
@@ -147,7 +148,11 @@ class Tearing
     void set_max_tears_per_frame(std::size_t n) noexcept { m_data->max_per_frame = n; }
 
     /// Unregisters the edit (and its saved state); returns whether it was registered.
-    bool remove() { return detail::lock_world(m_data->world, "tearing '" + m_data->name + "'")->remove_constraint_edit(m_data->name); }
+    bool remove()
+    {
+        return detail::lock_world(m_data->world, "tearing '" + m_data->name + "'")
+            ->remove_constraint_edit(m_data->name);
+    }
 
   private:
     template <class U>
@@ -163,15 +168,15 @@ Tearing<T> add_tearing(Simulation<T>& sim, TearingOptions<T> options)
 {
     detail::check_max_strain(options.max_strain);
     options.range.check();
-    auto data = std::make_shared<detail::TearingData<T>>(detail::TearingData<T>{
-        options.max_strain, options.range, options.max_tears_per_frame, std::move(options.on_tear), options.name,
-        detail::world_of(sim)});
-    sim.add_constraint_edit(options.name, [data](State3<T>& state, DirectedConstraints4<T>& k, T) {
-        detail::tear(*data, state, k);
-    });
+    auto data = std::make_shared<detail::TearingData<T>>(
+        detail::TearingData<T>{options.max_strain, options.range, options.max_tears_per_frame,
+                               std::move(options.on_tear), options.name, detail::world_of(sim)});
+    sim.add_constraint_edit(options.name,
+                            [data](State3<T>& state, DirectedConstraints4<T>& k, T) { detail::tear(*data, state, k); });
     // Its counters are state: a restored run reports the tears of the run it copies.
-    sim.add_stage_state(options.name,
-                        detail::field_state(data, [](detail::TearingData<T>& t) { return std::tie(t.total, t.last_frame); }));
+    sim.add_stage_state(options.name, detail::field_state(data, [](detail::TearingData<T>& t) {
+                            return std::tie(t.total, t.last_frame);
+                        }));
     return Tearing<T>(std::move(data));
 }
 
@@ -236,7 +241,7 @@ std::size_t cut(Simulation<T>& sim, const Vec3<T>& a, const Vec3<T>& b, ViewPlan
     const auto pb = detail::in_view(b, view);
     if (pa.u == pb.u && pa.v == pb.v)
         detail::raise<std::invalid_argument>("simdverlet: cut stroke from (" + detail::number(pa.u) + ", " +
-                                    detail::number(pa.v) + ") has zero length in its view plane");
+                                             detail::number(pa.v) + ") has zero length in its view plane");
     auto& k = sim.constraints();
     const auto& s = sim.state();
     std::size_t cuts = 0;

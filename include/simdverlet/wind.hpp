@@ -29,19 +29,19 @@ namespace simdverlet
 template <class T>
 struct WindOptions
 {
-    Vec3<T> velocity = Vec3<T>::Zero(); ///< steady wind, world units per second
+    Vec3<T> velocity = Vec3<T>::Zero();                                ///< steady wind, world units per second
     std::function<Vec3<T>(const Vec3<T>& position, T time)> gust = {}; ///< when set, the wind at a point and a
-                                        ///< time (seconds since add_wind), replacing `velocity`: gusts, shear
+        ///< time (seconds since add_wind), replacing `velocity`: gusts, shear
     T drag = T(0.5); ///< >= 0, linear drag of the particles in `particles`: force = drag x (wind - velocity),
                      ///< velocity in world units per second. 0.5 brings a unit mass to the wind's speed
                      ///< in a few seconds
-    ParticleRange particles = {0, 0}; ///< particles that feel linear drag; none by default, so a cloth's
-                                      ///< particles are not dragged twice
+    ParticleRange particles = {0, 0};  ///< particles that feel linear drag; none by default, so a cloth's
+                                       ///< particles are not dragged twice
     std::vector<Cloth<T>> cloths = {}; ///< cloths that feel the per-triangle aerodynamic force
-    T pressure = T(1); ///< >= 0, coefficient of the normal pressure force per unit area
-    T skin_friction = T(0.02); ///< >= 0, coefficient of the tangential force per unit area; small, so a
-                               ///< sheet edge-on to the wind feels ~1/50 of what it feels face-on
-    std::string name = "wind"; ///< key in the bulk-force registry
+    T pressure = T(1);                 ///< >= 0, coefficient of the normal pressure force per unit area
+    T skin_friction = T(0.02);         ///< >= 0, coefficient of the tangential force per unit area; small, so a
+                                       ///< sheet edge-on to the wind feels ~1/50 of what it feels face-on
+    std::string name = "wind";         ///< key in the bulk-force registry
 };
 
 namespace detail
@@ -58,12 +58,13 @@ void check_wind(const WindOptions<T>& o)
 {
     if (!o.velocity.allFinite())
         detail::raise<std::invalid_argument>("simdverlet: wind velocity (" + number(o.velocity.x()) + ", " +
-                                    number(o.velocity.y()) + ", " + number(o.velocity.z()) + ") is not finite");
-    for (auto [what, v] : {std::pair{"drag", o.drag}, std::pair{"pressure", o.pressure},
-                           std::pair{"skin_friction", o.skin_friction}})
+                                             number(o.velocity.y()) + ", " + number(o.velocity.z()) +
+                                             ") is not finite");
+    for (auto [what, v] :
+         {std::pair{"drag", o.drag}, std::pair{"pressure", o.pressure}, std::pair{"skin_friction", o.skin_friction}})
         if (!std::isfinite(v) || v < T(0))
-            detail::raise<std::invalid_argument>(std::string("simdverlet: wind ") + what + " must be finite and >= 0, got " +
-                                        number(v));
+            detail::raise<std::invalid_argument>(std::string("simdverlet: wind ") + what +
+                                                 " must be finite and >= 0, got " + number(v));
     o.particles.check();
 }
 
@@ -154,7 +155,8 @@ class Wind
     /// Unregisters the wind (and its saved clock); returns whether it was registered.
     bool remove()
     {
-        return detail::lock_world(m_world, "wind '" + m_data->options.name + "'")->remove_bulk_force(m_data->options.name);
+        return detail::lock_world(m_world, "wind '" + m_data->options.name + "'")
+            ->remove_bulk_force(m_data->options.name);
     }
 
   private:
@@ -177,7 +179,7 @@ Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
     for (const auto& cloth : options.cloths)
         if (!cloth.belongs_to(sim))
             detail::raise<std::invalid_argument>("simdverlet: wind was given cloth '" + cloth.name() +
-                                        "' of another simulation");
+                                                 "' of another simulation");
     auto data = std::make_shared<detail::WindData<T>>(detail::WindData<T>{std::move(options)});
     sim.add_bulk_force(data->options.name, [data](State3<T>& s, T dt) { detail::blow(*data, s, dt); });
     // Its clock is state: a gust restored from a snapshot blows as it did at that moment.

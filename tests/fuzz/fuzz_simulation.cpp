@@ -9,8 +9,8 @@
 //   - pinned particles do not move in a step (unless a removal renumbered them);
 //   - tearing and cutting never leave half of a symmetric pair behind.
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -92,8 +92,8 @@ struct World
 void add_collider(World& w, FuzzedDataProvider& in)
 {
     if (w.colliders.empty() || in.ConsumeBool())
-        w.colliders.push_back(add_colliders(w.sim, {.name = w.next_name("colliders"),
-                                                   .relaxations = in.ConsumeIntegralInRange<int>(-1, 3)}));
+        w.colliders.push_back(add_colliders(
+            w.sim, {.name = w.next_name("colliders"), .relaxations = in.ConsumeIntegralInRange<int>(-1, 3)}));
     auto& set = *w.colliders[in.ConsumeIntegralInRange<std::size_t>(0, w.colliders.size() - 1)];
     const ContactMaterial<float> m{.friction = any_float(in, 0, 1),
                                    .tangential_damping = any_float(in, 0, 1),
@@ -105,11 +105,12 @@ void add_collider(World& w, FuzzedDataProvider& in)
         set.add(PlaneCollider<float>({.normal = any_point(in), .offset = any_float(in, -10, 10)}, m));
         break;
     case 1:
-        set.add(SphereCollider<float>({.center = any_point(in), .radius = any_float(in, 0, 4), .inside = in.ConsumeBool()}, m));
+        set.add(SphereCollider<float>(
+            {.center = any_point(in), .radius = any_float(in, 0, 4), .inside = in.ConsumeBool()}, m));
         break;
     case 2:
-        set.add(CapsuleCollider<float>({.a = any_point(in), .b = any_point(in), .radius = any_float(in, 0, 2),
-                                        .inside = in.ConsumeBool()}, m));
+        set.add(CapsuleCollider<float>(
+            {.a = any_point(in), .b = any_point(in), .radius = any_float(in, 0, 2), .inside = in.ConsumeBool()}, m));
         break;
     case 3:
         set.add(BoxCollider<float>({.min = any_point(in), .max = any_point(in), .inside = in.ConsumeBool()}, m));
@@ -117,7 +118,8 @@ void add_collider(World& w, FuzzedDataProvider& in)
     default:
         set.add(SdfCollider<float>({.field = [](const V& p) { return p.norm() - 2.0f; },
                                     .epsilon = any_float(in, 1e-4f, 0.1f),
-                                    .max_steps = in.ConsumeIntegralInRange<int>(-1, 3)}, m));
+                                    .max_steps = in.ConsumeIntegralInRange<int>(-1, 3)},
+                                   m));
     }
 }
 
@@ -232,7 +234,8 @@ void one_operation(World& w, FuzzedDataProvider& in)
         save(sim, bytes);
         std::string data = bytes.str();
         if (in.ConsumeBool() && !data.empty())
-            data[in.ConsumeIntegralInRange<std::size_t>(0, data.size() - 1)] ^= char(1 + in.ConsumeIntegral<std::uint8_t>() % 255);
+            data[in.ConsumeIntegralInRange<std::size_t>(0, data.size() - 1)] ^= char(
+                1 + in.ConsumeIntegral<std::uint8_t>() % 255);
         if (in.ConsumeBool())
             data.resize(in.ConsumeIntegralInRange<std::size_t>(0, data.size()));
         std::istringstream back(data, std::ios::binary);

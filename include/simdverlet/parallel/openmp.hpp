@@ -21,7 +21,7 @@ class OpenMPExecutor final : public Executor
     {
         if (threads < 1)
             detail::raise<std::invalid_argument>("simdverlet: an OpenMP executor needs at least 1 thread, got " +
-                                        std::to_string(threads));
+                                                 std::to_string(threads));
     }
 
     void run(std::size_t count, const std::function<void(std::size_t)>& fn) override
@@ -32,7 +32,10 @@ class OpenMPExecutor final : public Executor
             fn(static_cast<std::size_t>(k));
     }
 
-    int threads() const override { return m_threads; }
+    int threads() const override
+    {
+        return m_threads;
+    }
 
   private:
     int m_threads;

@@ -23,17 +23,18 @@ class TbbExecutor final : public Executor
     {
         if (threads < 1)
             detail::raise<std::invalid_argument>("simdverlet: a oneTBB executor needs at least 1 thread, got " +
-                                        std::to_string(threads));
+                                                 std::to_string(threads));
         m_arena.initialize(threads);
     }
 
     void run(std::size_t count, const std::function<void(std::size_t)>& fn) override
     {
         m_arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-                for (std::size_t k = r.begin(); k != r.end(); ++k)
-                    fn(k);
-            });
+            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1),
+                              [&](const tbb::blocked_range<std::size_t>& r) {
+                                  for (std::size_t k = r.begin(); k != r.end(); ++k)
+                                      fn(k);
+                              });
         });
     }
 
