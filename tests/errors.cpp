@@ -253,10 +253,10 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
         {"a cloth stepped after its simulation was destroyed",
          [](Scene&) { orphans().world->cloth.step(guide_step<float>(8)); }, Kind::logic_error,
          "cloth 'cloth@0'" + kDestroyed},
-        // A cloth holding a grab lets go first, and that names the grab's controller rather than
-        // the cloth: the simulation is still reported gone.
+        // A cloth holding a grab lets go first: the grab's controller reports it, named as the
+        // cloth's grab.
         {"a grabbing cloth removed after its simulation was destroyed", [](Scene&) { orphans().world->cloth.remove(); },
-         Kind::logic_error, kDestroyed},
+         Kind::logic_error, "cloth 'cloth@0''s grab (PID controller #3)" + kDestroyed},
         {"a strand tied after its simulation was destroyed", [](Scene&) { orphans().world->rope.attach_to(0, 3); },
          Kind::logic_error, "strand 'strand@200'" + kDestroyed},
         {"a strand's node read after its simulation was destroyed", [](Scene&) { orphans().world->rope.position(0); },

@@ -133,7 +133,7 @@ class Cloth
     {
         if (!p.allFinite())
             detail::raise<std::invalid_argument>("simdverlet: grab point is not finite");
-        auto& world = this->world(); // a destroyed simulation is reported as the cloth's, first
+        auto& world = this->world();
         release();
         std::size_t nearest = base();
         T best = std::numeric_limits<T>::infinity();
@@ -146,14 +146,14 @@ class Cloth
                 nearest = i;
             }
         }
-        data().grab = world.add_pid_position_controller(nearest, p, d().grab_gains, d().world);
+        data().grab = world.add_pid_position_controller(nearest, p, d().grab_gains, d().world,
+                                                        "cloth '" + d().name + "''s grab");
         return nearest;
     }
 
     /// Moves the grab target. Throws std::logic_error when nothing is grabbed.
     void move_grabbed(const Vec3<T>& p)
     {
-        world(); // a destroyed simulation is reported as the cloth's
         if (!d().grab)
             detail::raise<std::logic_error>("simdverlet: cloth '" + d().name +
                                             "' has nothing grabbed; call grab_nearest first");
@@ -163,7 +163,6 @@ class Cloth
     /// Lets go; returns whether something was grabbed.
     bool release()
     {
-        world(); // a destroyed simulation is reported as the cloth's, not its controller's
         if (!d().grab)
             return false;
         data().grab->remove();
@@ -174,7 +173,6 @@ class Cloth
     /// The grabbed particle, if any.
     std::optional<std::size_t> grabbed() const
     {
-        world();
         if (!d().grab)
             return std::nullopt;
         return d().grab->particle();

@@ -126,12 +126,18 @@ class PidController
 
   private:
     friend class detail::World<T>;
-    PidController(std::weak_ptr<detail::World<T>> world, std::uint64_t id, std::shared_ptr<detail::PidState<T>> state)
-        : m_world(std::move(world)), m_id(id), m_state(std::move(state))
+    PidController(std::weak_ptr<detail::World<T>> world, std::uint64_t id, std::shared_ptr<detail::PidState<T>> state,
+                  std::string owner)
+        : m_world(std::move(world)), m_id(id), m_state(std::move(state)), m_owner(std::move(owner))
     {
     }
 
-    std::string describe() const { return "PID controller #" + std::to_string(m_id); }
+    /// How errors name this controller: by its owner when a handle installed it (a cloth's grab).
+    std::string describe() const
+    {
+        const std::string id = "PID controller #" + std::to_string(m_id);
+        return m_owner.empty() ? id : m_owner + " (" + id + ")";
+    }
 
     detail::PidState<T>& live_state() const
     {
@@ -148,6 +154,7 @@ class PidController
     std::weak_ptr<detail::World<T>> m_world;
     std::uint64_t m_id = 0;
     std::shared_ptr<detail::PidState<T>> m_state;
+    std::string m_owner;
 };
 
 } // namespace simdverlet

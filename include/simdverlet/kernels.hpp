@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "constraints.hpp"
@@ -53,9 +54,11 @@ SlotForce<V> slot_force(const V& dx, const V& dy, const V& dz, const V& rest, co
     const V len2 = dx * dx + dy * dy + dz * dz;
     const M ok = live && (len2 > V(kMinLengthSquared<T>));
     // The scalar twin leaves here for every dead slot (two of a rope particle's four) instead of
-    // paying for a square root and a division it would throw away.
-    if (!simd::any(ok))
-        return {zero, zero, zero};
+    // paying for a square root and a division it would throw away. The vector twin has already
+    // skipped slots dead in every lane (slot_forces_vector), so a second test would only cost it.
+    if constexpr (std::is_floating_point_v<V>)
+        if (!ok)
+            return {zero, zero, zero};
     const V len = simd::sqrt(len2);
     const V c = stiffness * (len - rest) / len;
     return {simd::select(ok, c * dx, zero), simd::select(ok, c * dy, zero), simd::select(ok, c * dz, zero)};

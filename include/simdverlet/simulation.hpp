@@ -123,6 +123,8 @@ class StageRegistry
 
     std::size_t size() const noexcept { return m_stages.size(); }
     bool empty() const noexcept { return m_stages.empty(); }
+    /// The stages with their names, in pipeline order.
+    const std::vector<std::pair<std::string, Fn>>& entries() const noexcept { return m_stages; }
 
     template <class... Args>
     void run(Args&... args) const
@@ -181,25 +183,17 @@ class World
 
     void add_stage_state(const std::string& name, StageState state)
     {
-        if (name.empty())
-            detail::raise<std::invalid_argument>("simdverlet: stage state needs a non-empty name");
-        if (!state.save || !state.accepts || !state.load)
+        if (!name.empty() && !state)
             detail::raise<std::invalid_argument>("simdverlet: stage state '" + name + "' lacks save, accepts or load");
-        for (auto& [n, s] : m_stage_states)
-            if (n == name)
-            {
-                s = std::move(state);
-                return;
-            }
-        m_stage_states.emplace_back(name, std::move(state));
+        m_stage_states.add(name, std::move(state));
     }
 
-    bool remove_stage_state(const std::string& name)
+    bool remove_stage_state(const std::string& name) { return m_stage_states.remove(name); }
+
+    const std::vector<std::pair<std::string, StageState>>& stage_states() const noexcept
     {
-        return std::erase_if(m_stage_states, [&](const auto& s) { return s.first == name; }) > 0;
+        return m_stage_states.entries();
     }
-
-    const std::vector<std::pair<std::string, StageState>>& stage_states() const noexcept { return m_stage_states; }
 
     const StageRegistry<StateStage>& bulk_forces() const noexcept { return m_bulk_forces; }
     const StageRegistry<StateStage>& position_projections() const noexcept { return m_projections; }
@@ -237,8 +231,9 @@ class World
 
     std::size_t force_generator_count() const noexcept { return m_generators.size(); }
 
+    /// `owner` names the handle that installed the controller, for its error messages.
     PidController<T> add_pid_position_controller(std::size_t i, const Vec3<T>& target, PidGains<T> gains,
-                                                 std::weak_ptr<World> self)
+                                                 std::weak_ptr<World> self, std::string owner = {})
     {
         detail::check_gains(gains);
         if (!target.allFinite())
@@ -250,7 +245,7 @@ class World
         const std::uint64_t id = add_force_generator(
             i, [state](const State3<T>& s, std::size_t p, T dt) { return state->force(s.position(p), dt); });
         add_stage_state(controller_state_name(id), detail::pid_stage_state(state));
-        return PidController<T>(std::move(self), id, std::move(state));
+        return PidController<T>(std::move(self), id, std::move(state), std::move(owner));
     }
 
     // ---- removals -----------------------------------------------------------------------------
@@ -334,7 +329,7 @@ class World
         if (params.substeps > 1)
             sub.damping = std::pow(params.damping, T(1) / T(params.substeps));
         for (int n = 0; n < params.substeps; ++n)
-            step_once(sub.dt, sub, accumulate_forces);
+            step_once(sub, accumulate_forces);
     }
 
     /// Selects the xsimd kernels (default) or their scalar twins.
@@ -447,8 +442,10 @@ class World
                                                  std::to_string(p.substeps));
     }
 
-    void step_once(T dt, const StepParams<T>& params, const StateStage& accumulate_forces)
+    /// One step of params.dt: a whole call's step, or one of its substeps.
+    void step_once(const StepParams<T>& params, const StateStage& accumulate_forces)
     {
+        const T dt = params.dt;
         apply_removals();
         const bool stages_write_forces = !m_generators.empty() || !m_bulk_forces.empty() || bool(accumulate_forces);
         if (stages_write_forces || !m_fused || m_accumulators_dirty)
@@ -583,7 +580,7 @@ class World
     StageRegistry<StateStage> m_projections;
     StageRegistry<ConstraintEdit> m_edits;
     std::vector<Generator> m_generators;
-    std::vector<std::pair<std::string, StageState>> m_stage_states;
+    StageRegistry<StageState> m_stage_states;
     std::vector<ProtectedRange> m_protected;
     std::vector<std::int32_t> m_pending_removals;
     std::uint64_t m_next_id = 1;

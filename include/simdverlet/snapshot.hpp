@@ -168,16 +168,16 @@ void check_restorable(const World<T>& sim, const Snapshot<T>& snap)
             "simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
             " particles into a simulation of " + std::to_string(sim.size()) +
             " whose cloths, strands, controllers or queued removals refer to particle indices");
-    for (std::size_t k = 0; k < snap.pending_removals.size(); ++k)
+    std::vector<bool> queued(snap.state.size(), false);
+    for (const std::size_t r : snap.pending_removals)
     {
-        const std::size_t r = snap.pending_removals[k];
         if (r >= snap.state.size())
             detail::raise<std::invalid_argument>("simdverlet: snapshot queues particle " + std::to_string(r) +
                                                  " for removal, but holds " + std::to_string(snap.state.size()));
-        if (std::find(snap.pending_removals.begin(), snap.pending_removals.begin() + std::ptrdiff_t(k), r) !=
-            snap.pending_removals.begin() + std::ptrdiff_t(k))
+        if (queued[r])
             detail::raise<std::invalid_argument>("simdverlet: snapshot queues particle " + std::to_string(r) +
                                                  " for removal twice");
+        queued[r] = true;
         sim.check_removable(r); // a cloth or strand registered since must not be renumbered
     }
     check_stage_states(sim, snap);

@@ -23,6 +23,9 @@ struct StageState
     std::function<std::string()> save;             ///< the stage's state now, as bytes
     std::function<bool(std::string_view)> accepts; ///< whether bytes are a state `load` can take
     std::function<void(std::string_view)> load;    ///< puts saved bytes back; only given accepted bytes
+
+    /// Complete: all three functions are set.
+    explicit operator bool() const noexcept { return save && accepts && load; }
 };
 
 namespace detail
