@@ -184,7 +184,7 @@ void jitter(Simulation<T>& sim, T amount, unsigned seed = 42)
 }
 
 /// Every stage the library offers, on one simulation: a cloth with curvature, a sphere and a floor,
-/// tearing, a gusting wind on the cloth, a rope tied to its corner, and a grab pulling the cloth's
+/// tearing, a gusting wind on the cloth, a rope tied to its corner, self-collision, and a grab pulling the cloth's
 /// bottom edge down and sideways. What ownership and snapshot tests run, so nothing escapes them.
 template <class T>
 struct FullWorld
@@ -194,6 +194,7 @@ struct FullWorld
     Tearing<T> tearing;
     Wind<T> wind;
     Strand<T> rope;
+    SelfCollision<T> self;
 
     explicit FullWorld(Simulation<T>& sim)
         : cloth(add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }})),
@@ -206,9 +207,11 @@ struct FullWorld
                                                      T(1.5) * std::cos(T(2) * t + p.x()));
                                   },
                               .cloths = {cloth}})),
-          rope(add_strand(sim, {.count = 8, .spacing = T(0.3), .bend_stiffness = T(0.3), .position = [](int n) {
-                                    return Vec3<T>(T(0), T(4.5) + T(0.3) * T(n + 1), T(0));
-                                }}))
+          rope(add_strand(sim, {.count = 8,
+                                .spacing = T(0.3),
+                                .bend_stiffness = T(0.3),
+                                .position = [](int n) { return Vec3<T>(T(0), T(4.5) + T(0.3) * T(n + 1), T(0)); }})),
+          self(add_self_collision(sim, SelfCollisionOptions<T>{.thickness = T(0.45)}))
     {
         rope.attach_to(cloth.index(0, 9), 0);
         cloth.grab_nearest(grab_target(0));

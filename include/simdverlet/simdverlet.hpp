@@ -11,6 +11,7 @@
 #include "kernels.hpp"
 #include "log.hpp"
 #include "measure.hpp"
+#include "self_collision.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "snapshot.hpp"

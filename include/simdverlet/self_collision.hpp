@@ -1,0 +1,460 @@
+// Self-collision: a position projection that keeps the particles of a range at least `thickness`
+// apart, so a sheet's folds do not pass through each other, and two cloths, a rope and a cloth, or
+// a rope and itself do not either.
+//
+// Neighbours come from a candidate list, a Verlet list in the molecular-dynamics sense: every
+// pair closer than thickness + margin when it was built, found through a sorted grid (cells of
+// that size, counting sort by cell hash, O(n)). It is rebuilt only once some particle has moved
+// half the margin since, so a list serves several substeps. Each particle's candidates are kept in
+// index order and every contact is evaluated from the current positions, so the list changes
+// nothing but speed: a step gives the same bits whether the list is fresh or old, which is why
+// snapshots need not carry it. Each particle gathers its own corrections from the unchanged
+// positions and writes only itself: the same bits for any thread count and split.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "constraints.hpp"
+#include "error.hpp"
+#include "simulation.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// What add_self_collision registers.
+template <class T>
+struct SelfCollisionOptions
+{
+    /// Finite and > 0, world units: the closest two particles of the range may come (twice a
+    /// particle's radius). About a cloth's spacing: below ~0.7 x spacing a particle fits through
+    /// the middle of a grid square, so a fold can slip through the sheet; above 2 x spacing pairs
+    /// of one sheet that sit closer than that at rest are no longer excluded (the rule below) and
+    /// the sheet would push itself apart.
+    T thickness = T(0.5);
+    /// The particles that collide with each other; default every particle, re-read each step.
+    /// Cloths and strands in one range collide alike: cloth on cloth, rope on cloth, rope on rope.
+    ParticleRange range = {};
+    /// Finite and >= 0, Coulomb coefficient between layers: a contact's relative sliding this step
+    /// is cut by at most friction x depth, in position as in velocity, so layers that should stick
+    /// do not creep.
+    T friction = T(0.3);
+    /// Jacobi passes per step, >= 1. Each pass resolves every contact once from the positions the
+    /// previous pass left; a pile of many layers separates faster with more.
+    int passes = 1;
+    std::string name = "self_collision"; ///< key in the position-projection registry
+};
+
+namespace detail
+{
+/// The candidate pairs of a range: for each particle, every particle of the range that was closer
+/// than `reach` when the list was built, in index order. Acceleration only, never state.
+template <class T>
+struct CandidateList
+{
+    bool valid = false;
+    std::size_t begin = 0, end = 0;
+    T reach = 0;           ///< thickness + margin at the build
+    T thickness = 0;       ///< the thickness it was built for
+    T half_margin = 0;     ///< how far any particle may move before the list is stale
+    std::uint64_t builds = 0;
+    std::vector<T> x, y, z;            ///< positions at the build
+    std::vector<std::uint32_t> start;  ///< particle k's candidates are list[start[k] .. start[k + 1])
+    std::vector<std::uint32_t> list;   ///< particle indices
+    // Grid scratch: bucket of each particle, bucket starts, particles sorted by bucket.
+    std::vector<std::uint32_t> bucket_of, bucket_start, by_bucket;
+    std::vector<std::vector<std::uint32_t>> chunk_lists; ///< per executor chunk, concatenated after
+};
+
+template <class T>
+struct SelfCollisionData
+{
+    T thickness;
+    T friction;
+    int passes;
+    ParticleRange range;
+    std::string name;
+    std::weak_ptr<World<T>> world;
+    bool enabled = true;
+    int contacts = 0;
+    CandidateList<T> candidates;
+    std::vector<T> corrected; ///< x y z per particle of the range, one pass's output
+};
+
+template <class T>
+void check_self_collision(T thickness, T friction, int passes)
+{
+    if (!std::isfinite(thickness) || !(thickness > T(0)))
+        detail::raise<std::invalid_argument>("simdverlet: self-collision thickness must be finite and > 0, got " +
+                                             number(thickness));
+    if (!std::isfinite(friction) || friction < T(0))
+        detail::raise<std::invalid_argument>("simdverlet: self-collision friction must be finite and >= 0, got " +
+                                             number(friction));
+    if (passes < 1)
+        detail::raise<std::invalid_argument>("simdverlet: self-collision passes must be >= 1, got " +
+                                             std::to_string(passes));
+}
+
+/// Integer grid cell of a coordinate: floor, so cells are the same size on both sides of zero. A
+/// non-finite or huge coordinate lands in an end cell instead of overflowing the conversion; the
+/// distance test then finds it near nothing.
+template <class T>
+std::int64_t grid_cell(T x, T inv_cell)
+{
+    constexpr T kLimit = T(1) * T(1 << 30);
+    T c = std::floor(x * inv_cell);
+    if (!(c > -kLimit))
+        c = -kLimit;
+    if (!(c < kLimit))
+        c = kLimit;
+    return std::int64_t(c);
+}
+
+/// Spreads a cell over a power-of-two table (the classic large-prime hash). Cells that share a
+/// bucket cost only extra distance tests.
+inline std::uint32_t bucket_of_cell(std::int64_t cx, std::int64_t cy, std::int64_t cz, std::uint32_t mask)
+{
+    const auto h = std::uint64_t(cx) * 92837111u ^ std::uint64_t(cy) * 689287499u ^ std::uint64_t(cz) * 283923481u;
+    return std::uint32_t(h) & mask;
+}
+
+/// Whether a live spring joins i and j, either way: that spring keeps the pair apart, and at rest
+/// it sits a spring's length apart, which may be less than the thickness. Pairs two springs apart
+/// collide like any others, which is what stops a sheet folding sharper than its thickness.
+template <class T>
+bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, std::size_t j)
+{
+    const auto ii = std::int32_t(i), jj = std::int32_t(j);
+    for (int a = 0; a < 4; ++a)
+        if ((c.neighbour[a][i] == jj && c.stiffness[a][i] > T(0)) || (c.neighbour[a][j] == ii && c.stiffness[a][j] > T(0)))
+            return true;
+    return false;
+}
+
+/// Largest squared distance any particle of [begin, end) has moved since the list was built.
+/// NaN positions count as infinitely far, so a diverged state rebuilds.
+template <class T>
+T largest_drift2(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end)
+{
+    T worst = 0;
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        const std::size_t k = i - begin;
+        const T dx = s.x[i] - list.x[k], dy = s.y[i] - list.y[k], dz = s.z[i] - list.z[k];
+        const T d2 = dx * dx + dy * dy + dz * dz;
+        if (!(d2 <= worst))
+            worst = d2 == d2 ? d2 : std::numeric_limits<T>::infinity();
+    }
+    return worst;
+}
+
+/// Largest squared distance any particle of [begin, end) moved in the last step (x - px).
+template <class T>
+T largest_step2(const StateArrays<T>& s, std::size_t begin, std::size_t end)
+{
+    T worst = 0;
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        const T dx = s.x[i] - s.px[i], dy = s.y[i] - s.py[i], dz = s.z[i] - s.pz[i];
+        const T d2 = dx * dx + dy * dy + dz * dz;
+        worst = d2 > worst ? d2 : worst;
+    }
+    return worst;
+}
+
+/// Whether the list still holds every pair of [begin, end) that can be closer than `thickness`:
+/// built for this range and thickness, and no particle has moved half the margin since (then no
+/// pair has closed by more than the margin).
+template <class T>
+bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end,
+                     T thickness)
+{
+    if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness)
+        return false;
+    return largest_drift2(list, s, begin, end) <= list.half_margin * list.half_margin;
+}
+
+/// How far ahead the list looks: a few steps of the fastest particle's motion, at least a twentieth
+/// of the thickness (a pile at rest rebuilds rarely) and at most one thickness (candidates grow
+/// with the cube of the reach).
+template <class T>
+T list_margin(const StateArrays<T>& s, std::size_t begin, std::size_t end, T thickness)
+{
+    constexpr T kStepsAhead = T(4);
+    const T step = std::sqrt(largest_step2(s, begin, end));
+    const T margin = T(2) * kStepsAhead * step;
+    return std::clamp(margin == margin ? margin : thickness, thickness / T(20), thickness);
+}
+
+/// Rebuilds the candidate list of [begin, end): grid cells of side `reach`, a counting sort of the
+/// particles by cell bucket, then each particle collects the particles of its 27 neighbouring
+/// cells that lie within reach, sorted by index.
+template <class T>
+void build_candidates(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
+                      std::size_t end, T thickness)
+{
+    const std::size_t n = end - begin;
+    const T margin = list_margin(s, begin, end, thickness);
+    const T reach = thickness + margin, inv_cell = T(1) / reach, reach2 = reach * reach;
+    std::uint32_t table = 1;
+    while (table < 2 * n)
+        table <<= 1;
+    const std::uint32_t mask = table - 1;
+
+    list.x.assign(s.x + begin, s.x + end);
+    list.y.assign(s.y + begin, s.y + end);
+    list.z.assign(s.z + begin, s.z + end);
+    list.bucket_of.resize(n);
+    list.bucket_start.assign(std::size_t(table) + 1, 0);
+    for (std::size_t k = 0; k < n; ++k)
+    {
+        const auto b = bucket_of_cell(grid_cell(list.x[k], inv_cell), grid_cell(list.y[k], inv_cell),
+                                      grid_cell(list.z[k], inv_cell), mask);
+        list.bucket_of[k] = b;
+        ++list.bucket_start[b + 1];
+    }
+    for (std::size_t b = 1; b < list.bucket_start.size(); ++b)
+        list.bucket_start[b] += list.bucket_start[b - 1];
+    list.by_bucket.resize(n);
+    {
+        std::vector<std::uint32_t> fill(list.bucket_start.begin(), list.bucket_start.end() - 1);
+        for (std::size_t k = 0; k < n; ++k)
+            list.by_bucket[fill[list.bucket_of[k]]++] = std::uint32_t(k);
+    }
+
+    // Gather each particle's candidates; chunks of the executor fill their own lists, which are
+    // concatenated in chunk order, so the result is the same for any split.
+    const std::size_t chunk = world.chunk_size();
+    const std::size_t chunks = world.executor() && end > chunk ? (end + chunk - 1) / chunk : 1;
+    list.chunk_lists.resize(chunks);
+    list.start.assign(n + 1, 0);
+    world.for_each_chunk(end, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        const std::size_t b0 = std::max(begin, chunk_begin);
+        auto& out = list.chunk_lists[chunks == 1 ? 0 : chunk_begin / chunk];
+        out.clear();
+        for (std::size_t i = b0; i < chunk_end; ++i)
+        {
+            const std::size_t k = i - begin;
+            const T xi = list.x[k], yi = list.y[k], zi = list.z[k];
+            const std::int64_t cx = grid_cell(xi, inv_cell), cy = grid_cell(yi, inv_cell), cz = grid_cell(zi, inv_cell);
+            const std::size_t first = out.size();
+            std::uint32_t seen[27];
+            int buckets = 0;
+            for (std::int64_t oz = -1; oz <= 1; ++oz)
+                for (std::int64_t oy = -1; oy <= 1; ++oy)
+                    for (std::int64_t ox = -1; ox <= 1; ++ox)
+                    {
+                        const std::uint32_t bucket = bucket_of_cell(cx + ox, cy + oy, cz + oz, mask);
+                        // Two of the 27 cells can hash to one bucket: visit each bucket once.
+                        if (std::find(seen, seen + buckets, bucket) != seen + buckets)
+                            continue;
+                        seen[buckets++] = bucket;
+                        for (std::uint32_t e = list.bucket_start[bucket]; e < list.bucket_start[bucket + 1]; ++e)
+                        {
+                            const std::uint32_t q = list.by_bucket[e];
+                            const T dx = list.x[q] - xi, dy = list.y[q] - yi, dz = list.z[q] - zi;
+                            if (q != k && dx * dx + dy * dy + dz * dz < reach2)
+                                out.push_back(std::uint32_t(begin + q));
+                        }
+                    }
+            std::sort(out.begin() + std::ptrdiff_t(first), out.end());
+            list.start[k + 1] = std::uint32_t(out.size() - first);
+        }
+    });
+    for (std::size_t k = 0; k < n; ++k)
+        list.start[k + 1] += list.start[k];
+    list.list.resize(list.start[n]);
+    auto to = list.list.begin();
+    for (const auto& part : list.chunk_lists)
+        to = std::copy(part.begin(), part.end(), to);
+
+    list.valid = true;
+    list.begin = begin;
+    list.end = end;
+    list.reach = reach;
+    list.thickness = thickness;
+    list.half_margin = margin / T(2);
+    ++list.builds;
+}
+
+/// Particle i's corrected position against its candidates closer than the thickness, read from
+/// the unchanged arrays. Each contact splits the push-out by inverse mass, and cuts the pair's
+/// relative sliding this step Coulomb-style by at most friction x depth. Only x moves, px stays:
+/// the velocity a step implies is then where the particle ended minus where it started, so a
+/// layer resting on another (pushed back by exactly what it sank) keeps no velocity, and what
+/// friction removes from the position it removes from the velocity too. Contacts are averaged
+/// (Jacobi), so a particle squeezed from many sides does not overshoot. Returns the contacts with
+/// higher indices, so that summed over the range every pair counts once.
+template <class T>
+int resolve_particle(const SelfCollisionData<T>& d, const StateArrays<T>& s, const ConstraintArrays<T>& c,
+                     std::size_t i, T out[3])
+{
+    const auto& list = d.candidates;
+    const T h = d.thickness, h2 = h * h;
+    const T wi = s.inv_mass ? s.inv_mass[i] : T(1);
+    const Vec3<T> xi(s.x[i], s.y[i], s.z[i]);
+    const Vec3<T> vi = xi - Vec3<T>(s.px[i], s.py[i], s.pz[i]);
+    Vec3<T> dx = Vec3<T>::Zero();
+    int contacts = 0, pairs = 0;
+    const std::size_t k = i - list.begin;
+    for (std::uint32_t e = list.start[k]; e < list.start[k + 1]; ++e)
+    {
+        const std::size_t j = list.list[e];
+        const Vec3<T> xj(s.x[j], s.y[j], s.z[j]);
+        const Vec3<T> r = xi - xj;
+        const T dist2 = r.squaredNorm();
+        if (!(dist2 < h2) || joined_by_spring(c, i, j))
+            continue;
+        const T wj = s.inv_mass ? s.inv_mass[j] : T(1);
+        if (!(wi + wj > T(0)))
+            continue;
+        const T share = wi / (wi + wj);
+        const T dist = std::sqrt(dist2);
+        // Coincident particles have no direction between them: part them along y, by index order.
+        const Vec3<T> n = dist > T(1e-6) * h ? Vec3<T>(r / dist) : Vec3<T>(0, i < j ? T(-1) : T(1), 0);
+        const T depth = h - dist;
+        const Vec3<T> v_rel = vi - (xj - Vec3<T>(s.px[j], s.py[j], s.pz[j]));
+        const Vec3<T> vt = v_rel - v_rel.dot(n) * n;
+        const T vt_len = vt.norm();
+        const T slip = vt_len > T(0) ? std::min(T(1), d.friction * depth / vt_len) : T(0);
+        dx += share * (depth * n - slip * vt);
+        ++contacts;
+        pairs += j > i ? 1 : 0;
+    }
+    // A particle without contacts (or pinned) keeps its exact bits.
+    const bool moves = contacts > 0 && wi > T(0);
+    const Vec3<T> x = moves ? Vec3<T>(xi + dx / T(contacts)) : xi;
+    for (int a = 0; a < 3; ++a)
+        out[a] = x[a];
+    return pairs;
+}
+
+/// One pass: every particle of the range (over the executor's chunks) gathers its correction into
+/// scratch, then every particle is written back. Returns the pairs in contact.
+template <class T>
+int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
+                 std::size_t end)
+{
+    const auto c = world.constraints().arrays_view();
+    d.corrected.resize(3 * (end - begin));
+    std::atomic<int> contacts{0};
+    world.for_each_chunk(end, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        int found = 0;
+        for (std::size_t i = std::max(begin, chunk_begin); i < chunk_end; ++i)
+            found += resolve_particle(d, s, c, i, d.corrected.data() + 3 * (i - begin));
+        contacts.fetch_add(found, std::memory_order_relaxed);
+    });
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        const T* x = d.corrected.data() + 3 * (i - begin);
+        s.x[i] = x[0];
+        s.y[i] = x[1];
+        s.z[i] = x[2];
+    }
+    return contacts.load();
+}
+
+/// The registered stage: refresh the candidate list when stale, then resolve.
+template <class T>
+void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& state)
+{
+    d.contacts = 0;
+    const auto bounds = d.range.resolve(state.size());
+    const std::size_t begin = bounds.first, end = bounds.second;
+    if (!d.enabled || end - begin < 2)
+        return;
+    const auto s = state.arrays_view();
+    for (int pass = 0; pass < d.passes; ++pass)
+    {
+        if (!list_is_current(d.candidates, s, begin, end, d.thickness))
+            build_candidates(d.candidates, world, s, begin, end, d.thickness);
+        d.contacts = resolve_pass(d, world, s, begin, end);
+    }
+}
+} // namespace detail
+
+/// Live handle of a registered self-collision pass.
+template <class T>
+class SelfCollision
+{
+  public:
+    /// Pairs closer than the thickness found by the last pass of the last step (a pair counts once).
+    int contacts() const noexcept { return m_data->contacts; }
+
+    T thickness() const noexcept { return m_data->thickness; }
+    /// Throws std::invalid_argument, changing nothing, unless finite and > 0.
+    void set_thickness(T thickness)
+    {
+        detail::check_self_collision(thickness, m_data->friction, m_data->passes);
+        m_data->thickness = thickness;
+    }
+
+    T friction() const noexcept { return m_data->friction; }
+    /// Throws std::invalid_argument, changing nothing, unless finite and >= 0.
+    void set_friction(T friction)
+    {
+        detail::check_self_collision(m_data->thickness, friction, m_data->passes);
+        m_data->friction = friction;
+    }
+
+    /// Off skips the pass without unregistering it.
+    bool enabled() const noexcept { return m_data->enabled; }
+    void set_enabled(bool on) noexcept { m_data->enabled = on; }
+
+    /// How many times the candidate list has been rebuilt: a measure of how well it is reused.
+    std::uint64_t rebuilds() const noexcept { return m_data->candidates.builds; }
+
+    /// Unregisters the pass; returns whether it was registered. Throws std::logic_error when the
+    /// simulation is gone.
+    bool remove()
+    {
+        return detail::lock_world(m_data->world, "self-collision '" + m_data->name + "'")
+            ->remove_position_projection(m_data->name);
+    }
+
+  private:
+    template <class U>
+    friend SelfCollision<U> add_self_collision(Simulation<U>& sim, SelfCollisionOptions<U> options);
+    explicit SelfCollision(std::shared_ptr<detail::SelfCollisionData<T>> data) : m_data(std::move(data)) {}
+    std::shared_ptr<detail::SelfCollisionData<T>> m_data;
+};
+
+/// Registers self-collision as a position projection, after the stages registered before it
+/// (colliders registered after it get the last word), and returns its handle. Throws, registering
+/// nothing, on a thickness that is not finite and > 0, a negative or non-finite friction, passes
+/// < 1, an empty name, or a range that is not inside the simulation.
+template <class T>
+SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> options)
+{
+    detail::check_self_collision(options.thickness, options.friction, options.passes);
+    options.range.check();
+    if (options.range.end != ParticleRange::kToEnd && options.range.end > sim.size())
+        detail::raise<std::out_of_range>("simdverlet: self-collision range [" + std::to_string(options.range.begin) +
+                                         ", " + std::to_string(options.range.end) + ") is not inside the " +
+                                         std::to_string(sim.size()) + " particles");
+    if (options.name.empty())
+        detail::raise<std::invalid_argument>("simdverlet: self-collision needs a non-empty name");
+    const auto world = detail::world_of(sim);
+    auto data = std::make_shared<detail::SelfCollisionData<T>>();
+    data->thickness = options.thickness;
+    data->friction = options.friction;
+    data->passes = options.passes;
+    data->range = options.range;
+    data->name = options.name;
+    data->world = world;
+    sim.add_position_projection(options.name, [data, w = world.get()](State3<T>& state, T) {
+        detail::collide_self(*data, *w, state);
+    });
+    return SelfCollision<T>(std::move(data));
+}
+
+} // namespace simdverlet
