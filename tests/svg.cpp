@@ -1,6 +1,9 @@
 // SVG output: well-formed XML holding one polyline per segment, deterministic to the byte.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <numbers>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -215,4 +218,138 @@ TEST_CASE("a fitted window leaves collider outlines out; a set window is used as
     CHECK(set.h == 30.0);
     CHECK_THROWS_AS(figure.set_window({0, 0, 0, 1}), std::invalid_argument);
     CHECK(figure.window().w == 20.0); // a refused window leaves the one set
+}
+
+namespace
+{
+/// One of every kind of point: a spring, a whisker, a dot, a two-point outline, all at (1, 2, z).
+DebugGeometry<double> one_of_each(double z)
+{
+    DebugGeometry<double> g;
+    const Vec3<double> p(1, 2, z);
+    g.segments.push_back({p, p, SegmentKind::spring});
+    g.segments.push_back({p, p, SegmentKind::velocity});
+    g.dots.push_back({p, true});
+    g.outlines.push_back({p, p});
+    return g;
+}
+
+/// Every point of g, in the order segments (a, b), dots, outlines.
+std::vector<Vec3<double>> points_of(const DebugGeometry<double>& g)
+{
+    std::vector<Vec3<double>> points;
+    for (const auto& s : g.segments)
+        points.insert(points.end(), {s.a, s.b});
+    for (const auto& d : g.dots)
+        points.push_back(d.position);
+    for (const auto& line : g.outlines)
+        points.insert(points.end(), line.begin(), line.end());
+    return points;
+}
+} // namespace
+
+TEST_CASE("a projection leaves a point at z = 0 where it was", "[svg][projection]")
+{
+    const auto g = svg::projected(one_of_each(0), {.depth_angle_degrees = 40, .depth_scale = 0.7});
+    for (const auto& p : points_of(g))
+        CHECK(p == Vec3<double>(1, 2, 0));
+}
+
+TEST_CASE("a projection moves a point at z = 1 by (s cos a, -s sin a): +z recedes up and to the right",
+          "[svg][projection]")
+{
+    const svg::Projection view; // the defaults: a = 30 degrees, s = 0.5
+    CHECK(view.depth_angle_degrees == 30.0);
+    CHECK(view.depth_scale == 0.5);
+    CHECK(view.y_scale == 1.0);
+    const double a = 30 * std::numbers::pi / 180;
+    const auto g = svg::projected(one_of_each(1), view);
+    for (const auto& p : points_of(g))
+    {
+        CHECK(p.x() == 1 + 0.5 * std::cos(a));
+        CHECK(p.y() == 2 - 0.5 * std::sin(a));
+        CHECK(p.z() == 0.0);
+    }
+    const Vec3<double> moved = points_of(g).front();
+    CHECK(moved.x() > 1); // right
+    CHECK(moved.y() < 2); // up the page, where y runs down
+}
+
+TEST_CASE("a projection maps every point of every kind and keeps the counts and kinds", "[svg][projection]")
+{
+    auto sim = guide_sheet<float>(60.0f);
+    for (std::size_t i = 0; i < sim.size(); ++i) // fold the sheet into depth so every point moves
+        sim.state().set_position(i, sim.state().position(i) + Vec3<float>(0, 0, float(i % 7) + 1));
+    auto g = debug_lines(sim, {.velocity_scale = 2});
+    g += outline(SphereCollider<float>({.center = {0, 0, 3}, .radius = 1}));
+    const auto p = svg::projected(g, {.depth_angle_degrees = 45, .depth_scale = 1});
+    REQUIRE(p.segments.size() == g.segments.size());
+    REQUIRE(p.dots.size() == g.dots.size());
+    REQUIRE(p.outlines.size() == g.outlines.size());
+    CHECK(p.count(SegmentKind::velocity) == g.count(SegmentKind::velocity));
+    CHECK(p.count(SegmentKind::spring) == g.count(SegmentKind::spring));
+    const double d = std::sqrt(0.5); // cos 45 = sin 45
+    const auto expect = [&](const Vec3<float>& from, const Vec3<float>& to) {
+        CHECK(to.x() == Approx(from.x() + from.z() * d));
+        CHECK(to.y() == Approx(from.y() - from.z() * d));
+        CHECK(to.z() == 0.0f);
+    };
+    for (std::size_t k = 0; k < g.segments.size(); ++k)
+    {
+        CHECK(p.segments[k].kind == g.segments[k].kind);
+        expect(g.segments[k].a, p.segments[k].a);
+        expect(g.segments[k].b, p.segments[k].b);
+    }
+    for (std::size_t k = 0; k < g.dots.size(); ++k)
+    {
+        CHECK(p.dots[k].pinned == g.dots[k].pinned);
+        expect(g.dots[k].position, p.dots[k].position);
+    }
+    for (std::size_t k = 0; k < g.outlines.size(); ++k)
+    {
+        REQUIRE(p.outlines[k].size() == g.outlines[k].size());
+        for (std::size_t n = 0; n < g.outlines[k].size(); ++n)
+            expect(g.outlines[k][n], p.outlines[k][n]);
+    }
+}
+
+TEST_CASE("two sheets stacked in depth, one picture in the front view, are apart once projected", "[svg][projection]")
+{
+    DebugGeometry<double> g;
+    g.dots.push_back({{0, 0, 0}, false});
+    g.dots.push_back({{0, 0, 2}, false}); // hidden behind the first in the plain x-y picture
+    svg::Figure front, oblique;
+    front.add_panel().add(g);
+    oblique.add_panel().add(svg::projected(g, {}));
+    CHECK(occurrences(front.str(), "<circle") == 2);
+    CHECK(front.window().w == Approx(1.0)); // both dots at one place: only the padding
+    // z = 2 at the default 30 degrees and half scale: sqrt(3) / 2 across and 1 / 2 up, plus the padding.
+    CHECK(oblique.window().w == Approx(1.0 + std::sqrt(3.0) / 2));
+    CHECK(oblique.window().h == Approx(1.0 + 0.5));
+}
+
+TEST_CASE("the top view draws x across and world z up the page, dropping y", "[svg][projection]")
+{
+    const auto g = svg::projected(one_of_each(3), svg::Projection::top());
+    for (const auto& p : points_of(g))
+    {
+        CHECK(p.x() == Approx(1.0).margin(1e-12));
+        CHECK(p.y() == Approx(-3.0));
+        CHECK(p.z() == 0.0);
+    }
+}
+
+TEST_CASE("a projection with a value that is not finite or a negative scale is an error naming it", "[svg][projection]")
+{
+    const auto g = one_of_each(1);
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    CHECK_THROWS_AS(svg::projected(g, {.depth_scale = -0.25}), std::invalid_argument);
+    CHECK_THROWS_WITH(svg::projected(g, {.depth_scale = -0.25}),
+                      ContainsSubstring("depth_scale") && ContainsSubstring("got -0.25"));
+    CHECK_THROWS_WITH(svg::projected(g, {.depth_scale = inf}),
+                      ContainsSubstring("depth_scale") && ContainsSubstring("got inf"));
+    CHECK_THROWS_WITH(svg::projected(g, {.depth_angle_degrees = nan}),
+                      ContainsSubstring("depth_angle_degrees") && ContainsSubstring("got NaN"));
+    CHECK_THROWS_WITH(svg::projected(g, {.y_scale = -1}), ContainsSubstring("y_scale") && ContainsSubstring("got -1"));
+    CHECK_NOTHROW(svg::projected(g, {.depth_scale = 0})); // 0 is the plain x-y view
 }

@@ -11,6 +11,7 @@
 #include <deque>
 #include <fstream>
 #include <limits>
+#include <numbers>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,68 @@ struct Rect
 {
     double x = 0, y = 0, w = 1, h = 1;
 };
+
+/// An oblique (cabinet) view of 3-D geometry, for projected(). The plain picture drops world z,
+/// so a pile of crumpled sheets seen from the front hides its folds behind one another; drawing z
+/// as a shortened diagonal spreads them apart. Points map as
+///   x' = x + depth_scale * z * cos(a),   y' = y_scale * y - depth_scale * z * sin(a),   z' = 0
+/// with a = depth_angle_degrees. The picture's y runs down the page, hence the minus: with
+/// 0 < a < 90 world +z recedes up and to the right, away from a viewer who sees +y fall down the
+/// page. Fill with designated initialisers: projected(g, {.depth_angle_degrees = 45}).
+struct Projection
+{
+    double depth_angle_degrees = 30; ///< where world +z points in the picture, counter-clockwise from +x
+    double depth_scale = 0.5;        ///< picture length of one unit of z: 0.5 is a cabinet view, 1 a cavalier one,
+                                     ///< 0 the plain x-y view
+    double y_scale = 1;              ///< how much world y counts: 1 in an oblique view, 0 in top()
+
+    /// Looking straight down (+y is down): x right and world +z up the page, as the oblique view's
+    /// +z recedes upwards, so the picture is the pile seen from above and not its mirror image.
+    static constexpr Projection top() { return {.depth_angle_degrees = 90, .depth_scale = 1, .y_scale = 0}; }
+
+    /// Throws std::invalid_argument naming the first value that is not finite, or a scale < 0.
+    void check() const
+    {
+        const auto fail = [](const char* what, double v, const char* range) {
+            simdverlet::detail::raise<std::invalid_argument>(std::string("simdverlet: projection ") + what +
+                                                             " must be " + range + ", got " +
+                                                             simdverlet::detail::number(v));
+        };
+        if (!std::isfinite(depth_angle_degrees))
+            fail("depth_angle_degrees", depth_angle_degrees, "finite");
+        if (!(std::isfinite(depth_scale) && depth_scale >= 0))
+            fail("depth_scale", depth_scale, "finite and >= 0");
+        if (!(std::isfinite(y_scale) && y_scale >= 0))
+            fail("y_scale", y_scale, "finite and >= 0");
+    }
+};
+
+/// A copy of `g` whose every point (segment ends, whiskers included, dots, outline points) is
+/// mapped by the view `p`, so that drawing its x-y plane, as Scene and write_svg do, shows that
+/// view. Counts and kinds are unchanged; z becomes 0, since the copy is a flat picture. A point that
+/// is not finite stays so, and the picture skips it as before. Collider outlines are their x-y
+/// silhouettes moved point by point, not re-derived for the view: in top() a sphere's circle
+/// flattens to a line.
+template <class T>
+DebugGeometry<T> projected(const DebugGeometry<T>& g, const Projection& p)
+{
+    p.check();
+    const double a = p.depth_angle_degrees * std::numbers::pi / 180;
+    const double dx = p.depth_scale * std::cos(a), dy = -p.depth_scale * std::sin(a);
+    const auto map = [&](const Vec3<T>& v) {
+        const double z = double(v.z());
+        return Vec3<T>(T(double(v.x()) + z * dx), T(p.y_scale * double(v.y()) + z * dy), T(0));
+    };
+    DebugGeometry<T> out = g;
+    for (auto& s : out.segments)
+        s.a = map(s.a), s.b = map(s.b);
+    for (auto& d : out.dots)
+        d.position = map(d.position);
+    for (auto& line : out.outlines)
+        for (auto& v : line)
+            v = map(v);
+    return out;
+}
 
 struct Stroke
 {
