@@ -148,3 +148,38 @@ TEST_CASE("one slot's force is iterations x k (|d| - r) d / |d| toward the neigh
             CHECK(a.ay[1] == 0.0);
         }
 }
+
+TEMPLATE_TEST_CASE("the neighbour search's vector twin finds the scalar twin's points, in order, on every run length",
+                   "[kernels][self_collision]", float, double)
+{
+    REQUIRE(simd::kLanes<TestType> > 1);
+    // 200 points in a unit cube, padded by a batch; queries from several centres over runs that
+    // start and end anywhere, including empty runs and runs shorter than a batch.
+    std::vector<TestType> x(200 + simd::kPadLanes<TestType>), y(x.size()), z(x.size());
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (std::size_t e = 0; e < 200; ++e)
+    {
+        x[e] = TestType(u(rng));
+        y[e] = TestType(u(rng));
+        z[e] = TestType(u(rng));
+    }
+    std::vector<std::uint32_t> vec(200 + simd::kPadLanes<TestType>), sca(vec.size());
+    std::size_t found_total = 0;
+    for (std::uint32_t begin : {0u, 1u, 7u, 33u})
+        for (std::uint32_t end : {begin, begin + 1, begin + 5, begin + 16, begin + 17, 200u})
+            for (const Vec3<TestType>& p : {Vec3<TestType>(0.5, 0.5, 0.5), Vec3<TestType>(0.1, 0.9, 0.3)})
+            {
+                const auto v = kernels::within_reach_vector<xsimd::default_arch>(x.data(), y.data(), z.data(), begin,
+                                                                                 end, p, TestType(0.16), vec.data());
+                const auto s = kernels::within_reach_scalar(x.data(), y.data(), z.data(), begin, end, p, TestType(0.16),
+                                                            sca.data());
+                INFO("run [" << begin << ", " << end << ")");
+                REQUIRE(v == s);
+                CHECK(std::equal(vec.begin(), vec.begin() + v, sca.begin()));
+                for (std::uint32_t f = 0; f < s; ++f)
+                    CHECK((Vec3<TestType>(x[sca[f]], y[sca[f]], z[sca[f]]) - p).squaredNorm() < TestType(0.16));
+                found_total += s;
+            }
+    CHECK(found_total > 50); // the runs did hold points within reach
+}

@@ -48,16 +48,12 @@ struct CrumpleScene
     std::optional<SelfCollision<T>> self;
 
     explicit CrumpleScene(bool with_self_collision)
-        : cloth(add_cloth(sim, {.width = kWidth,
-                                .height = kWidth,
-                                .spacing = kSpacing,
-                                .position = [](int c, int r) {
+        : cloth(add_cloth(sim, {.width = kWidth, .height = kWidth, .spacing = kSpacing, .position = [](int c, int r) {
                                     return Vec3<T>(kSpacing * T(c), -kSpacing * T(kWidth - 1 - r),
                                                    T(0.02) * std::sin(T(0.7) * T(c) + T(0.3) * T(r)));
                                 }}))
     {
-        add_colliders(sim, {},
-                      PlaneCollider<T>({.normal = {0, -1, 0}, .offset = -T(0.05)}, {.friction = T(0.5)}));
+        add_colliders(sim, {}, PlaneCollider<T>({.normal = {0, -1, 0}, .offset = -T(0.05)}, {.friction = T(0.5)}));
         if (with_self_collision)
             self = add_self_collision(sim, SelfCollisionOptions<T>{.thickness = kSpacing});
     }
@@ -154,10 +150,10 @@ TEST_CASE("a sheet crumpling onto a floor keeps its far particles half a thickne
     };
     const auto with = run(true);
     const auto without = run(false);
-    INFO("closest far pair: with " << with.first << ", without " << without.first << "; pile top with "
-                                   << with.second << ", without " << without.second);
-    CHECK(with.first >= 0.05f);    // half the thickness, at every frame (measured 0.085)
-    CHECK(without.first < 0.01f);  // layers pass through each other (measured ~0.0003)
+    INFO("closest far pair: with " << with.first << ", without " << without.first << "; pile top with " << with.second
+                                   << ", without " << without.second);
+    CHECK(with.first >= 0.05f);   // half the thickness, at every frame (measured 0.085)
+    CHECK(without.first < 0.01f); // layers pass through each other (measured ~0.0003)
     // And it did crumple into layers: the pile stands several thicknesses tall above the floor at
     // y = 0.05, where without self-collision the sheet lies in one layer.
     CHECK(with.second < -0.15f);   // measured -0.16
@@ -204,8 +200,8 @@ TEST_CASE("a rope falling into a coil on a floor does not pass through itself", 
     };
     const auto with = run(true);
     const auto without = run(false);
-    INFO("closest far pair: with " << with.first << ", without " << without.first << "; coil top: with "
-                                   << with.second << ", without " << without.second);
+    INFO("closest far pair: with " << with.first << ", without " << without.first << "; coil top: with " << with.second
+                                   << ", without " << without.second);
     CHECK(with.first >= 0.025f);
     CHECK(without.first < 0.01f);
     // It piled up: turns lie on turns, more than a thickness above the floor (measured 0.082),
@@ -268,8 +264,8 @@ TEST_CASE("after a particle removal renumbers the rest, the pairs found are the 
     // Four particles out of each other's reach; then 2 is moved next to 1 and 0 removed, which
     // renumbers 1 and 2 to 0 and 1: the pass must push the new 0 and 1 apart.
     Simulation<double> sim;
-    for (const Vec3<double>& p : {Vec3<double>(5, 0, 0), Vec3<double>(0, 0, 0), Vec3<double>(2, 0, 0),
-                                  Vec3<double>(-5, 0, 0)})
+    for (const Vec3<double>& p :
+         {Vec3<double>(5, 0, 0), Vec3<double>(0, 0, 0), Vec3<double>(2, 0, 0), Vec3<double>(-5, 0, 0)})
         sim.add_particle(p, 1.0);
     auto self = add_self_collision(sim, SelfCollisionOptions<double>{.thickness = 0.5, .friction = 0});
     sim.step({.iterations = 0});

@@ -8,6 +8,7 @@
 // split never changes which code path a particle takes.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -443,6 +444,52 @@ int project_lanes_scalar(const StateArrays<T>& s, std::size_t begin, std::size_t
         s.pz[i] = p.pz;
     }
     return touched_count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// neighbour search
+
+/// Writes to `out`, in increasing order, every e in [begin, end) whose point (x[e], y[e], z[e])
+/// lies closer to p than sqrt(reach2), and returns how many; vector twin. `out` needs room for
+/// end - begin + one batch. Reads up to a batch past `end` (the arrays must be padded by one
+/// batch); those lanes are masked out. The hits of a batch are read off its mask's bits, so the
+/// few points within reach cost a step each and the many beyond cost nothing.
+template <class Arch, class T>
+std::uint32_t within_reach_vector(const T* x, const T* y, const T* z, std::uint32_t begin, std::uint32_t end,
+                                  const Vec3<T>& p, T reach2, std::uint32_t* out)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::uint32_t L = std::uint32_t(B::size);
+    const B px(p.x()), py(p.y()), pz(p.z()), r2(reach2);
+    std::uint32_t found = 0;
+    for (std::uint32_t e = begin; e < end; e += L)
+    {
+        const B dx = simd::load_unaligned<T, Arch>(x + e) - px;
+        const B dy = simd::load_unaligned<T, Arch>(y + e) - py;
+        const B dz = simd::load_unaligned<T, Arch>(z + e) - pz;
+        const B d2 = dx * dx + dy * dy + dz * dz;
+        std::uint64_t near = simd::lane_bits<T, Arch>(d2 < r2);
+        if (end - e < L)
+            near &= (std::uint64_t(1) << (end - e)) - 1;
+        for (; near != 0; near &= near - 1) // lowest set lane first: increasing e
+            out[found++] = e + std::uint32_t(std::countr_zero(near));
+    }
+    return found;
+}
+
+/// Scalar twin of within_reach_vector: the same points, in the same order.
+template <class T>
+std::uint32_t within_reach_scalar(const T* x, const T* y, const T* z, std::uint32_t begin, std::uint32_t end,
+                                  const Vec3<T>& p, T reach2, std::uint32_t* out)
+{
+    std::uint32_t found = 0;
+    for (std::uint32_t e = begin; e < end; ++e)
+    {
+        const T dx = x[e] - p.x(), dy = y[e] - p.y(), dz = z[e] - p.z();
+        out[found] = e; // branch-free: whether a point is within reach is a coin toss
+        found += dx * dx + dy * dy + dz * dz < reach2 ? 1u : 0u;
+    }
+    return found;
 }
 
 // ---------------------------------------------------------------------------------------------

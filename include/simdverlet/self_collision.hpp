@@ -1,10 +1,10 @@
 // Self-collision: a position projection that keeps the particles of a range at least `thickness`
 // apart, so a sheet's folds do not pass through each other, and two cloths, a rope and a cloth, or
-// a rope and itself do not either.
+// a rope and itself do not either. Pairs joined by a live spring are left to that spring.
 //
 // Neighbours come from a candidate list, a Verlet list in the molecular-dynamics sense: every
-// pair closer than thickness + margin when it was built, found through a sorted grid (cells of
-// that size, counting sort by cell hash, O(n)). It is rebuilt only once some particle has moved
+// pair closer than thickness + margin (the reach) when it was built, found through a sorted grid
+// (cells twice the reach, counting sort by cell hash, O(n)). It is rebuilt only once some particle has moved
 // half the margin since, so a list serves several substeps. Each particle's candidates are kept in
 // index order and every contact is evaluated from the current positions, so the list changes
 // nothing but speed: a step gives the same bits whether the list is fresh or old, which is why
@@ -25,6 +25,8 @@
 
 #include "constraints.hpp"
 #include "error.hpp"
+#include "kernels.hpp"
+#include "simd.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -37,9 +39,10 @@ struct SelfCollisionOptions
 {
     /// Finite and > 0, world units: the closest two particles of the range may come (twice a
     /// particle's radius). About a cloth's spacing: below ~0.7 x spacing a particle fits through
-    /// the middle of a grid square, so a fold can slip through the sheet; above 2 x spacing pairs
-    /// of one sheet that sit closer than that at rest are no longer excluded (the rule below) and
-    /// the sheet would push itself apart.
+    /// the middle of a grid square, so a fold can slip through the sheet. Only pairs joined by a
+    /// spring are exempt, so above ~1.4 x spacing a cloth's diagonal neighbours (two springs
+    /// apart, sqrt(2) x spacing at rest) collide and the sheet pushes itself apart; a rope allows
+    /// up to 2 x its spacing.
     T thickness = T(0.5);
     /// The particles that collide with each other; default every particle, re-read each step.
     /// Cloths and strands in one range collide alike: cloth on cloth, rope on cloth, rope on rope.
@@ -63,15 +66,18 @@ struct CandidateList
 {
     bool valid = false;
     std::size_t begin = 0, end = 0;
-    T reach = 0;           ///< thickness + margin at the build
-    T thickness = 0;       ///< the thickness it was built for
-    T half_margin = 0;     ///< how far any particle may move before the list is stale
+    T reach = 0;       ///< thickness + margin at the build
+    T thickness = 0;   ///< the thickness it was built for
+    T half_margin = 0; ///< how far any particle may move before the list is stale
     std::uint64_t builds = 0;
-    std::vector<T> x, y, z;            ///< positions at the build
-    std::vector<std::uint32_t> start;  ///< particle k's candidates are list[start[k] .. start[k + 1])
-    std::vector<std::uint32_t> list;   ///< particle indices
-    // Grid scratch: bucket of each particle, bucket starts, particles sorted by bucket.
+    std::vector<T> x, y, z;           ///< positions at the build
+    std::vector<std::uint32_t> first; ///< particle k's candidates are list[first[k] .. first[k] + count[k])
+    std::vector<std::uint32_t> count;
+    std::vector<std::uint32_t> list; ///< particle indices
+    // Grid scratch: bucket of each particle, bucket starts, particles sorted by bucket and their
+    // positions in that order (a bucket's particles are then read as one contiguous run).
     std::vector<std::uint32_t> bucket_of, bucket_start, by_bucket;
+    std::vector<T> sorted_x, sorted_y, sorted_z;
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< per executor chunk, concatenated after
 };
 
@@ -119,6 +125,15 @@ std::int64_t grid_cell(T x, T inv_cell)
     return std::int64_t(c);
 }
 
+/// The lower of the two cells, along one axis, that hold everything within half a cell of x:
+/// the cell below when x lies in the lower half of its own, else its own.
+template <class T>
+std::int64_t lower_query_cell(T x, T inv_cell)
+{
+    const std::int64_t c = grid_cell(x, inv_cell);
+    return x * inv_cell - T(c) < T(0.5) ? c - 1 : c;
+}
+
 /// Spreads a cell over a power-of-two table (the classic large-prime hash). Cells that share a
 /// bucket cost only extra distance tests.
 inline std::uint32_t bucket_of_cell(std::int64_t cx, std::int64_t cy, std::int64_t cz, std::uint32_t mask)
@@ -135,7 +150,8 @@ bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, std::size_t j
 {
     const auto ii = std::int32_t(i), jj = std::int32_t(j);
     for (int a = 0; a < 4; ++a)
-        if ((c.neighbour[a][i] == jj && c.stiffness[a][i] > T(0)) || (c.neighbour[a][j] == ii && c.stiffness[a][j] > T(0)))
+        if ((c.neighbour[a][i] == jj && c.stiffness[a][i] > T(0)) ||
+            (c.neighbour[a][j] == ii && c.stiffness[a][j] > T(0)))
             return true;
     return false;
 }
@@ -146,15 +162,16 @@ template <class T>
 T largest_drift2(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end)
 {
     T worst = 0;
+    bool lost = false; // a NaN never wins a comparison: track it apart, so the loop vectorises
     for (std::size_t i = begin; i < end; ++i)
     {
         const std::size_t k = i - begin;
         const T dx = s.x[i] - list.x[k], dy = s.y[i] - list.y[k], dz = s.z[i] - list.z[k];
         const T d2 = dx * dx + dy * dy + dz * dz;
-        if (!(d2 <= worst))
-            worst = d2 == d2 ? d2 : std::numeric_limits<T>::infinity();
+        worst = d2 > worst ? d2 : worst;
+        lost |= d2 != d2;
     }
-    return worst;
+    return lost ? std::numeric_limits<T>::infinity() : worst;
 }
 
 /// Largest squared distance any particle of [begin, end) moved in the last step (x - px).
@@ -184,27 +201,29 @@ bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std:
 }
 
 /// How far ahead the list looks: a few steps of the fastest particle's motion, at least a twentieth
-/// of the thickness (a pile at rest rebuilds rarely) and at most one thickness (candidates grow
-/// with the cube of the reach).
+/// of the thickness (a pile at rest rebuilds rarely) and at most half of it (candidates grow with
+/// the cube of the reach in a heap: past that, rebuilding more often is cheaper).
 template <class T>
 T list_margin(const StateArrays<T>& s, std::size_t begin, std::size_t end, T thickness)
 {
     constexpr T kStepsAhead = T(4);
     const T step = std::sqrt(largest_step2(s, begin, end));
     const T margin = T(2) * kStepsAhead * step;
-    return std::clamp(margin == margin ? margin : thickness, thickness / T(20), thickness);
+    return std::clamp(margin == margin ? margin : thickness, thickness / T(20), thickness / T(4));
 }
 
-/// Rebuilds the candidate list of [begin, end): grid cells of side `reach`, a counting sort of the
-/// particles by cell bucket, then each particle collects the particles of its 27 neighbouring
-/// cells that lie within reach, sorted by index.
+/// Rebuilds the candidate list of [begin, end) for a reach of thickness + margin: a counting sort
+/// of the particles by the bucket of their grid cell (cells twice the reach), then each particle
+/// collects the particles of the eight cells nearest it that lie within reach, sorted by index.
 template <class T>
 void build_candidates(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
-                      std::size_t end, T thickness)
+                      std::size_t end, T thickness, T margin)
 {
     const std::size_t n = end - begin;
-    const T margin = list_margin(s, begin, end, thickness);
-    const T reach = thickness + margin, inv_cell = T(1) / reach, reach2 = reach * reach;
+    // Cells twice the reach: everything within reach of a particle lies in the 2 x 2 x 2 cells
+    // nearest it. Eight long runs of a bucket test more particles than 27 short ones of cells
+    // the size of the reach, but cost far less: the loop overhead per run is what dominated.
+    const T reach = thickness + margin, inv_cell = T(1) / (T(2) * reach), reach2 = reach * reach;
     std::uint32_t table = 1;
     while (table < 2 * n)
         table <<= 1;
@@ -225,54 +244,96 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     for (std::size_t b = 1; b < list.bucket_start.size(); ++b)
         list.bucket_start[b] += list.bucket_start[b - 1];
     list.by_bucket.resize(n);
+    // Padded by a padding block: the vector search reads a batch past a bucket's end.
+    list.sorted_x.assign(n + simd::kPadLanes<T>, T(0));
+    list.sorted_y.assign(n + simd::kPadLanes<T>, T(0));
+    list.sorted_z.assign(n + simd::kPadLanes<T>, T(0));
     {
         std::vector<std::uint32_t> fill(list.bucket_start.begin(), list.bucket_start.end() - 1);
         for (std::size_t k = 0; k < n; ++k)
-            list.by_bucket[fill[list.bucket_of[k]]++] = std::uint32_t(k);
+        {
+            const std::uint32_t at = fill[list.bucket_of[k]]++;
+            list.by_bucket[at] = std::uint32_t(k);
+            list.sorted_x[at] = list.x[k];
+            list.sorted_y[at] = list.y[k];
+            list.sorted_z[at] = list.z[k];
+        }
     }
+    const std::uint32_t* const starts = list.bucket_start.data();
+    const std::uint32_t* const members = list.by_bucket.data();
+    const T *const sx = list.sorted_x.data(), *const sy = list.sorted_y.data(), *const sz = list.sorted_z.data();
+    const bool vectorized = world.vectorized();
 
-    // Gather each particle's candidates; chunks of the executor fill their own lists, which are
-    // concatenated in chunk order, so the result is the same for any split.
+    // Gather each particle's candidates, visiting particles in bucket order: neighbours in space
+    // then look up the same buckets one after another, which stay in cache. Chunks of the
+    // executor fill their own lists, concatenated in chunk order; each particle's list is sorted
+    // by index, so its content is the same for any split.
     const std::size_t chunk = world.chunk_size();
-    const std::size_t chunks = world.executor() && end > chunk ? (end + chunk - 1) / chunk : 1;
+    const std::size_t chunks = world.executor() && n > chunk ? (n + chunk - 1) / chunk : 1;
     list.chunk_lists.resize(chunks);
-    list.start.assign(n + 1, 0);
-    world.for_each_chunk(end, [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        const std::size_t b0 = std::max(begin, chunk_begin);
+    list.first.resize(n);
+    list.count.resize(n);
+    world.for_each_chunk(n, [&](std::size_t chunk_begin, std::size_t chunk_end) {
         auto& out = list.chunk_lists[chunks == 1 ? 0 : chunk_begin / chunk];
         out.clear();
-        for (std::size_t i = b0; i < chunk_end; ++i)
+        for (std::size_t e0 = chunk_begin; e0 < chunk_end; ++e0)
         {
-            const std::size_t k = i - begin;
-            const T xi = list.x[k], yi = list.y[k], zi = list.z[k];
-            const std::int64_t cx = grid_cell(xi, inv_cell), cy = grid_cell(yi, inv_cell), cz = grid_cell(zi, inv_cell);
+            const std::uint32_t k = members[e0];
+            const T xi = sx[e0], yi = sy[e0], zi = sz[e0];
+            const std::int64_t cx = lower_query_cell(xi, inv_cell), cy = lower_query_cell(yi, inv_cell),
+                               cz = lower_query_cell(zi, inv_cell);
             const std::size_t first = out.size();
-            std::uint32_t seen[27];
-            int buckets = 0;
-            for (std::int64_t oz = -1; oz <= 1; ++oz)
-                for (std::int64_t oy = -1; oy <= 1; ++oy)
-                    for (std::int64_t ox = -1; ox <= 1; ++ox)
-                    {
-                        const std::uint32_t bucket = bucket_of_cell(cx + ox, cy + oy, cz + oz, mask);
-                        // Two of the 27 cells can hash to one bucket: visit each bucket once.
-                        if (std::find(seen, seen + buckets, bucket) != seen + buckets)
-                            continue;
-                        seen[buckets++] = bucket;
-                        for (std::uint32_t e = list.bucket_start[bucket]; e < list.bucket_start[bucket + 1]; ++e)
-                        {
-                            const std::uint32_t q = list.by_bucket[e];
-                            const T dx = list.x[q] - xi, dy = list.y[q] - yi, dz = list.z[q] - zi;
-                            if (q != k && dx * dx + dy * dy + dz * dz < reach2)
-                                out.push_back(std::uint32_t(begin + q));
-                        }
-                    }
+            // The hash is a xor of one term per axis: six products serve all eight cells.
+            std::uint64_t hx[2], hy[2], hz[2];
+            for (int o = 0; o < 2; ++o)
+            {
+                hx[o] = std::uint64_t(cx + o) * 92837111u;
+                hy[o] = std::uint64_t(cy + o) * 689287499u;
+                hz[o] = std::uint64_t(cz + o) * 283923481u;
+            }
+            const Vec3<T> p(xi, yi, zi);
+            std::uint32_t runs[8][2];
+            std::size_t most = 0;
+            for (int c = 0; c < 8; ++c)
+            {
+                const auto bucket = std::uint32_t(hx[c & 1] ^ hy[(c >> 1) & 1] ^ hz[c >> 2]) & mask;
+                runs[c][0] = starts[bucket];
+                runs[c][1] = starts[bucket + 1];
+                most += runs[c][1] - runs[c][0];
+            }
+            out.resize(first + most + simd::kPadLanes<T>);
+            std::uint32_t* const to = out.data() + first;
+            std::uint32_t found = 0;
+            for (const auto& run : runs)
+                found += vectorized ? kernels::within_reach_vector<xsimd::default_arch>(sx, sy, sz, run[0], run[1], p,
+                                                                                        reach2, to + found)
+                                    : kernels::within_reach_scalar(sx, sy, sz, run[0], run[1], p, reach2, to + found);
+            // From places in the sorted arrays to particle indices, dropping the particle itself.
+            std::uint32_t kept = 0;
+            for (std::uint32_t f = 0; f < found; ++f)
+            {
+                const std::uint32_t q = members[to[f]];
+                to[kept] = std::uint32_t(begin) + q;
+                kept += q != k ? 1u : 0u;
+            }
+            out.resize(first + kept);
+            // Two of the eight cells can share a bucket and list its particles twice: sorting by
+            // index (what makes the list's order canonical) puts the twins side by side.
             std::sort(out.begin() + std::ptrdiff_t(first), out.end());
-            list.start[k + 1] = std::uint32_t(out.size() - first);
+            out.erase(std::unique(out.begin() + std::ptrdiff_t(first), out.end()), out.end());
+            list.first[k] = std::uint32_t(first);
+            list.count[k] = std::uint32_t(out.size() - first);
         }
     });
-    for (std::size_t k = 0; k < n; ++k)
-        list.start[k + 1] += list.start[k];
-    list.list.resize(list.start[n]);
+    std::size_t total = 0;
+    for (std::size_t c = 0; c < chunks; ++c)
+    {
+        const std::size_t c_begin = c * chunk, c_end = chunks == 1 ? n : std::min(n, c_begin + chunk);
+        for (std::size_t e0 = c_begin; e0 < c_end; ++e0)
+            list.first[members[e0]] += std::uint32_t(total);
+        total += list.chunk_lists[c].size();
+    }
+    list.list.resize(total);
     auto to = list.list.begin();
     for (const auto& part : list.chunk_lists)
         to = std::copy(part.begin(), part.end(), to);
@@ -306,7 +367,7 @@ int resolve_particle(const SelfCollisionData<T>& d, const StateArrays<T>& s, con
     Vec3<T> dx = Vec3<T>::Zero();
     int contacts = 0, pairs = 0;
     const std::size_t k = i - list.begin;
-    for (std::uint32_t e = list.start[k]; e < list.start[k + 1]; ++e)
+    for (std::uint32_t e = list.first[k], stop = list.first[k] + list.count[k]; e < stop; ++e)
     {
         const std::size_t j = list.list[e];
         const Vec3<T> xj(s.x[j], s.y[j], s.z[j]);
@@ -376,10 +437,20 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     for (int pass = 0; pass < d.passes; ++pass)
     {
         if (!list_is_current(d.candidates, s, begin, end, d.thickness))
-            build_candidates(d.candidates, world, s, begin, end, d.thickness);
+            build_candidates(d.candidates, world, s, begin, end, d.thickness, list_margin(s, begin, end, d.thickness));
         d.contacts = resolve_pass(d, world, s, begin, end);
     }
 }
+} // namespace detail
+
+template <class T>
+class SelfCollision;
+
+namespace detail
+{
+/// The data behind a handle: for benchmarks and tests that time or inspect the stage's parts.
+template <class T>
+std::shared_ptr<SelfCollisionData<T>> self_collision_data(const SelfCollision<T>& handle);
 } // namespace detail
 
 /// Live handle of a registered self-collision pass.
@@ -412,6 +483,9 @@ class SelfCollision
 
     /// How many times the candidate list has been rebuilt: a measure of how well it is reused.
     std::uint64_t rebuilds() const noexcept { return m_data->candidates.builds; }
+    /// Entries in the current candidate list (a pair appears once from each side): what a pass
+    /// tests. Grows with the square of thickness + margin on a sheet, with its cube in a heap.
+    std::size_t candidates() const noexcept { return m_data->candidates.list.size(); }
 
     /// Unregisters the pass; returns whether it was registered. Throws std::logic_error when the
     /// simulation is gone.
@@ -424,9 +498,17 @@ class SelfCollision
   private:
     template <class U>
     friend SelfCollision<U> add_self_collision(Simulation<U>& sim, SelfCollisionOptions<U> options);
+    template <class U>
+    friend std::shared_ptr<detail::SelfCollisionData<U>> detail::self_collision_data(const SelfCollision<U>& handle);
     explicit SelfCollision(std::shared_ptr<detail::SelfCollisionData<T>> data) : m_data(std::move(data)) {}
     std::shared_ptr<detail::SelfCollisionData<T>> m_data;
 };
+
+template <class T>
+std::shared_ptr<detail::SelfCollisionData<T>> detail::self_collision_data(const SelfCollision<T>& handle)
+{
+    return handle.m_data;
+}
 
 /// Registers self-collision as a position projection, after the stages registered before it
 /// (colliders registered after it get the last word), and returns its handle. Throws, registering
@@ -451,9 +533,8 @@ SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> 
     data->range = options.range;
     data->name = options.name;
     data->world = world;
-    sim.add_position_projection(options.name, [data, w = world.get()](State3<T>& state, T) {
-        detail::collide_self(*data, *w, state);
-    });
+    sim.add_position_projection(
+        options.name, [data, w = world.get()](State3<T>& state, T) { detail::collide_self(*data, *w, state); });
     return SelfCollision<T>(std::move(data));
 }
 

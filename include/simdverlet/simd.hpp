@@ -165,6 +165,25 @@ bool any(const Mask<T, Arch>& m)
     return xsimd::any(m);
 }
 
+/// The mask as an integer, lane k in bit k. AVX-512 keeps masks in mask registers, which are
+/// those bits already; narrower sets spell them out through a store (xsimd 8 has no movemask).
+template <class T, class Arch>
+std::uint64_t lane_bits(const Mask<T, Arch>& m)
+{
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>)
+        return std::uint64_t(m.data);
+    else
+    {
+        constexpr std::size_t L = Batch<T, Arch>::size;
+        alignas(kAlignment) T lanes[L];
+        xsimd::select(m, Batch<T, Arch>(T(1)), Batch<T, Arch>(T(0))).store_aligned(lanes);
+        std::uint64_t bits = 0;
+        for (std::size_t k = 0; k < L; ++k)
+            bits |= std::uint64_t(lanes[k] != T(0)) << k;
+        return bits;
+    }
+}
+
 /// Horizontal sum: `hadd` in xsimd 8, `reduce_add` from 9 on.
 template <class T, class Arch>
 T reduce_add(const Batch<T, Arch>& b)

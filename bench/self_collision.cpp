@@ -1,0 +1,139 @@
+// Self-collision on the peer scene's sheet (256 x 256 at spacing 0.5, 1 iteration, 6 substeps,
+// g = 9.81; stiffness 60000, as the peer's 110000 diverges in a pile): laid out folded six layers
+// deep with wrinkles, dropped on a floor and stepped 0.5 s, then timed per 60 Hz frame with the
+// pass on and with it switched off (the same pile: the difference is the stage's cost), on 1 and
+// 2 threads.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+
+#include <simdverlet/simdverlet.hpp>
+#if SIMDVERLET_HAVE_OPENMP
+#    include <simdverlet/parallel/openmp.hpp>
+#endif
+
+namespace
+{
+using namespace simdverlet;
+
+constexpr int kSide = 256;
+constexpr float kSpacing = 0.5f;
+constexpr int kLayers = 6;
+
+/// Row r of the sheet lies in layer r / rows_per_layer, running back and forth like an accordion;
+/// consecutive layers sit one spacing apart, so the fold rows keep their rest length.
+Vec3<float> folded(int c, int r)
+{
+    const int rows_per_layer = (kSide + kLayers - 1) / kLayers;
+    const int layer = r / rows_per_layer;
+    const int along = layer % 2 == 0 ? r % rows_per_layer : rows_per_layer - 1 - r % rows_per_layer;
+    const float wrinkle = 0.1f * std::sin(0.3f * float(c)) * std::sin(0.2f * float(along));
+    return {kSpacing * float(c), -kSpacing * (float(layer) + 0.5f) + wrinkle, kSpacing * float(along)};
+}
+
+const StepParams<float> kFrame{.dt = 1.0f / 60.0f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = 6};
+
+/// The pile after 0.5 s: folded, dropped, settling.
+struct Pile
+{
+    Simulation<float> sim;
+    SelfCollision<float> self;
+
+    Pile(float stiffness, int threads)
+        : self((add_cloth(sim, {.width = kSide,
+                                .height = kSide,
+                                .spacing = kSpacing,
+                                .stiffness = stiffness,
+                                .curvature_strength = 0.0f,
+                                .position = folded}),
+                add_colliders(sim, {},
+                              PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f})),
+                add_self_collision(sim, SelfCollisionOptions<float>{.thickness = kSpacing})))
+    {
+#if SIMDVERLET_HAVE_OPENMP
+        if (threads > 1)
+            sim.set_executor(std::make_shared<OpenMPExecutor>(threads), 16384);
+#else
+        (void)threads;
+#endif
+        for (int f = 0; f < 30; ++f)
+            sim.step(kFrame);
+    }
+};
+
+void BM_self_collision(benchmark::State& bench)
+{
+    const bool enabled = bench.range(0) != 0;
+    const int threads = int(bench.range(1));
+    Pile pile(float(bench.range(2)), threads);
+    auto& sim = pile.sim;
+    auto& self = pile.self;
+    const auto& frame = kFrame;
+    self.set_enabled(enabled);
+    const auto rebuilds = self.rebuilds();
+    for (auto _ : bench)
+        sim.step(frame);
+    if (sim.diverged())
+        bench.SkipWithError("diverged");
+    using C = benchmark::Counter;
+    bench.counters["ms/frame"] = C(1e-3, C::kIsIterationInvariantRate | C::kInvert);
+    bench.counters["contacts"] = double(self.contacts());
+    bench.counters["candidates/particle"] = double(self.candidates()) / double(sim.size());
+    bench.counters["rebuilds/frame"] = C(double(self.rebuilds() - rebuilds), C::kAvgIterations);
+    bench.SetLabel(std::string(enabled ? "with" : "without") + " self-collision, " + std::to_string(threads) +
+                   (threads > 1 ? " threads" : " thread"));
+}
+/// The stage's two parts on the same pile, one thread: building the candidate list with a margin
+/// of `margin_percent` of the thickness (0: the list a rebuild every substep would need), and
+/// one resolving pass over the list the stage left.
+void BM_self_collision_build(benchmark::State& bench)
+{
+    Pile pile(60000.0f, 1);
+    const float margin = kSpacing * float(bench.range(0)) / 100.0f;
+    auto& world = *detail::world_of(pile.sim);
+    const auto s = pile.sim.state().arrays_view();
+    detail::CandidateList<float> list;
+    for (auto _ : bench)
+        detail::build_candidates(list, world, s, 0, pile.sim.size(), kSpacing, margin);
+    bench.counters["candidates/particle"] = double(list.list.size()) / double(pile.sim.size());
+    bench.counters["ms"] = benchmark::Counter(1e-3, benchmark::Counter::kIsIterationInvariantRate |
+                                                        benchmark::Counter::kInvert);
+}
+
+void BM_self_collision_pass(benchmark::State& bench)
+{
+    Pile pile(60000.0f, 1);
+    auto& world = *detail::world_of(pile.sim);
+    auto& data = *detail::self_collision_data(pile.self);
+    const auto s = pile.sim.state().arrays_view();
+    // Time passes over a copy of the positions, restored each time, so every pass does the same work.
+    const std::vector<float> x(s.x, s.x + pile.sim.size()), y(s.y, s.y + pile.sim.size()),
+        z(s.z, s.z + pile.sim.size());
+    int contacts = 0;
+    for (auto _ : bench)
+    {
+        contacts = detail::resolve_pass(data, world, s, 0, pile.sim.size());
+        bench.PauseTiming();
+        std::copy(x.begin(), x.end(), s.x);
+        std::copy(y.begin(), y.end(), s.y);
+        std::copy(z.begin(), z.end(), s.z);
+        bench.ResumeTiming();
+    }
+    bench.counters["contacts"] = double(contacts);
+    bench.counters["candidates/particle"] = double(data.candidates.list.size()) / double(pile.sim.size());
+}
+} // namespace
+
+BENCHMARK(BM_self_collision_build)->ArgName("margin%")->Arg(0)->Arg(25)->Arg(50)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_self_collision_pass)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_self_collision)
+    ->ArgNames({"self", "threads", "k"})
+    ->Args({1, 1, 60000})
+    ->Args({0, 1, 60000})
+    ->Args({1, 2, 60000})
+    ->Args({0, 2, 60000})
+    // The peer scene's own stiffness: at the edge of stability for dt / 6 when hanging, it does
+    // not survive the pile's compression and the floor (with or without self-collision).
+    ->Args({0, 1, 110000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
