@@ -46,8 +46,7 @@ struct Pile
                                 .stiffness = stiffness,
                                 .curvature_strength = 0.0f,
                                 .position = folded}),
-                add_colliders(sim, {},
-                              PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f})),
+                add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f})),
                 add_self_collision(sim, SelfCollisionOptions<float>{.thickness = kSpacing})))
     {
 #if SIMDVERLET_HAVE_OPENMP

@@ -113,3 +113,38 @@ TEST_CASE("a slot with no neighbour refuses a stiffness: the kernels read livene
     k.set_stiffness(1, 2, 60.0f);
     CHECK(k.stiffness(1, 2) == 60.0f);
 }
+
+TEST_CASE("the edit stamp moves with every edit, never repeats, and travels with a copy", "[constraints]")
+{
+    DirectedConstraints4<float> k(4);
+    std::vector<std::uint64_t> seen{k.edit_stamp()};
+    const auto moved = [&] {
+        const bool fresh = std::find(seen.begin(), seen.end(), k.edit_stamp()) == seen.end();
+        seen.push_back(k.edit_stamp());
+        return fresh;
+    };
+    k.set_slot(0, 0, 1, 1.0f, 60.0f);
+    CHECK(moved());
+    k.set_stiffness(0, 0, 30.0f);
+    CHECK(moved());
+    k.clear_slot(0, 0);
+    CHECK(moved());
+    k.clear_slots(1);
+    CHECK(moved());
+    k.resize(5);
+    CHECK(moved());
+    k.compact({0, 1, -1, 2, 3}, 4);
+    CHECK(moved());
+    const DirectedConstraints4<float> copy = k;
+    CHECK(copy.edit_stamp() == k.edit_stamp()); // the same contents, the same stamp
+    DirectedConstraints4<float> other = k;
+    other.set_slot(0, 1, 2, 1.0f, 60.0f);
+    k.set_slot(0, 1, 2, 1.0f, 60.0f); // the same edit on another instance: still a new stamp
+    CHECK(other.edit_stamp() != k.edit_stamp());
+    CHECK(moved());
+    // Reading changes nothing.
+    const auto before = k.edit_stamp();
+    (void)k.live(0, 1);
+    (void)k.neighbour(0, 1);
+    CHECK(k.edit_stamp() == before);
+}

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -75,6 +76,7 @@ class DirectedConstraints4
             }
         }
         m_size = n;
+        stamp();
     }
 
     std::int32_t neighbour(std::size_t i, int s) const { return m_neighbour[check(i, s)][i]; }
@@ -107,6 +109,7 @@ class DirectedConstraints4
         m_neighbour[s][i] = j;
         m_rest[s][i] = rest;
         m_stiffness[s][i] = stiffness;
+        stamp();
     }
 
     /// Changes the stiffness of an existing slot, e.g. to soften a spring live. Refused on a slot
@@ -121,6 +124,7 @@ class DirectedConstraints4
                                             std::to_string(i) + " stiffness " + detail::number(stiffness) +
                                             ": it has no neighbour (set_slot wires one)");
         m_stiffness[s][i] = stiffness;
+        stamp();
     }
 
     void clear_slot(std::size_t i, int s)
@@ -129,6 +133,7 @@ class DirectedConstraints4
         m_neighbour[s][i] = kNone;
         m_rest[s][i] = T(0);
         m_stiffness[s][i] = T(0);
+        stamp();
     }
 
     void clear_slots(std::size_t i)
@@ -221,6 +226,11 @@ class DirectedConstraints4
         resize(new_size);
     }
 
+    /// A stamp that changes with every edit: equal stamps mean equal contents (a copy carries its
+    /// source's stamp), so a stage can keep what it derived from the constraints until the stamp
+    /// moves. Stamps come from one counter for every instance and never repeat.
+    std::uint64_t edit_stamp() const noexcept { return m_stamp; }
+
     /// Bit equality of every slot array over the covered particles.
     friend bool operator==(const DirectedConstraints4& a, const DirectedConstraints4& b)
     {
@@ -241,6 +251,12 @@ class DirectedConstraints4
   private:
     template <class U>
     friend struct detail::SnapshotAccess;
+
+    void stamp() noexcept
+    {
+        static std::atomic<std::uint64_t> counter{0};
+        m_stamp = counter.fetch_add(1, std::memory_order_relaxed) + 1;
+    }
 
     void check_particle(std::size_t i) const
     {
@@ -287,6 +303,7 @@ class DirectedConstraints4
     }
 
     std::size_t m_size = 0;
+    std::uint64_t m_stamp = 0; ///< see edit_stamp(); 0 for a set never edited
     std::array<simd::AlignedVector<std::int32_t>, 4> m_neighbour;
     std::array<simd::AlignedVector<T>, 4> m_rest;
     std::array<simd::AlignedVector<T>, 4> m_stiffness;

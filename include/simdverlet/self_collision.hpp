@@ -60,15 +60,18 @@ struct SelfCollisionOptions
 namespace detail
 {
 /// The candidate pairs of a range: for each particle, every particle of the range that was closer
-/// than `reach` when the list was built, in index order. Acceleration only, never state.
+/// than `reach` when the list was built and is not joined to it by a spring, in index order.
+/// Acceleration only, never state.
 template <class T>
 struct CandidateList
 {
     bool valid = false;
     std::size_t begin = 0, end = 0;
-    T reach = 0;       ///< thickness + margin at the build
-    T thickness = 0;   ///< the thickness it was built for
-    T half_margin = 0; ///< how far any particle may move before the list is stale
+    T reach = 0;                         ///< thickness + margin at the build
+    T thickness = 0;                     ///< the thickness it was built for
+    T half_margin = 0;                   ///< how far any particle may move before the list is stale
+    std::uint64_t constraints_stamp = 0; ///< the constraints' edit stamp at the build: the pairs a
+                                         ///< spring joined then are left out
     std::uint64_t builds = 0;
     std::vector<T> x, y, z;           ///< positions at the build
     std::vector<std::uint32_t> first; ///< particle k's candidates are list[first[k] .. first[k] + count[k])
@@ -110,36 +113,76 @@ void check_self_collision(T thickness, T friction, int passes)
                                              std::to_string(passes));
 }
 
-/// Integer grid cell of a coordinate: floor, so cells are the same size on both sides of zero. A
-/// non-finite or huge coordinate lands in an end cell instead of overflowing the conversion; the
-/// distance test then finds it near nothing.
+/// A dense grid over the bounding box of a range's finite positions, padded by one empty cell on
+/// every side so that a query never leaves it. Cells are numbered x fastest, so the two cells a
+/// query needs along x are neighbours in the sorted order and read as one run.
 template <class T>
-std::int64_t grid_cell(T x, T inv_cell)
+struct DenseGrid
 {
-    constexpr T kLimit = T(1) * T(1 << 30);
-    T c = std::floor(x * inv_cell);
-    if (!(c > -kLimit))
-        c = -kLimit;
-    if (!(c < kLimit))
-        c = kLimit;
-    return std::int64_t(c);
-}
+    Vec3<T> origin; ///< the corner of cell (1, 1, 1), the first inside the padding
+    T inv_cell = 0; ///< 1 / cell side
+    std::int64_t nx = 0, ny = 0, nz = 0;
 
-/// The lower of the two cells, along one axis, that hold everything within half a cell of x:
-/// the cell below when x lies in the lower half of its own, else its own.
+    std::size_t cells() const noexcept { return std::size_t(nx * ny * nz); }
+    std::int64_t index(std::int64_t cx, std::int64_t cy, std::int64_t cz) const noexcept
+    {
+        return (cz * ny + cy) * nx + cx;
+    }
+    /// The cell holding p, padding included.
+    std::int64_t cell_of(const Vec3<T>& p) const noexcept
+    {
+        const Vec3<T> t = (p - origin) * inv_cell;
+        return index(std::int64_t(std::floor(t.x())) + 1, std::int64_t(std::floor(t.y())) + 1,
+                     std::int64_t(std::floor(t.z())) + 1);
+    }
+    /// Along one axis, the lower of the two cells that hold everything within half a cell of a
+    /// coordinate t (in cells from the origin): the cell below when t lies in the lower half of
+    /// its own, else its own.
+    static std::int64_t lower_of_two(T t) noexcept
+    {
+        const T c = std::floor(t);
+        return std::int64_t(c) + (t - c < T(0.5) ? 0 : 1);
+    }
+};
+
+/// A grid of cells at least `cell` wide over the finite points among (x, y, z)[0, n), with at most
+/// about four cells per point: a scene spread far apart gets coarser cells (more distance tests,
+/// never a missed pair) rather than a grid that does not fit in memory.
 template <class T>
-std::int64_t lower_query_cell(T x, T inv_cell)
+DenseGrid<T> fit_grid(const T* x, const T* y, const T* z, std::size_t n, T cell)
 {
-    const std::int64_t c = grid_cell(x, inv_cell);
-    return x * inv_cell - T(c) < T(0.5) ? c - 1 : c;
-}
-
-/// Spreads a cell over a power-of-two table (the classic large-prime hash). Cells that share a
-/// bucket cost only extra distance tests.
-inline std::uint32_t bucket_of_cell(std::int64_t cx, std::int64_t cy, std::int64_t cz, std::uint32_t mask)
-{
-    const auto h = std::uint64_t(cx) * 92837111u ^ std::uint64_t(cy) * 689287499u ^ std::uint64_t(cz) * 283923481u;
-    return std::uint32_t(h) & mask;
+    const T inf = std::numeric_limits<T>::infinity();
+    Vec3<T> lo(inf, inf, inf), hi(-inf, -inf, -inf);
+    for (std::size_t k = 0; k < n; ++k)
+    {
+        const Vec3<T> p(x[k], y[k], z[k]);
+        if (!p.allFinite())
+            continue;
+        lo = lo.cwiseMin(p);
+        hi = hi.cwiseMax(p);
+    }
+    DenseGrid<T> g;
+    if (!(lo.x() <= hi.x())) // no finite point
+    {
+        g.origin = Vec3<T>::Zero();
+        g.inv_cell = T(1);
+        g.nx = g.ny = g.nz = 3;
+        return g;
+    }
+    const Vec3<double> extent = (hi - lo).template cast<double>();
+    const double most = 4.0 * double(n) + 64.0;
+    double side = double(cell);
+    const auto count = [&](double e) { return std::floor(e / side) + 3.0; };
+    while (count(extent.x()) * count(extent.y()) * count(extent.z()) > most)
+        side *= 2.0;
+    g.origin = lo;
+    g.inv_cell = T(1.0 / side);
+    // Cells from the float arithmetic the queries use, so a point on the far edge still fits.
+    const Vec3<T> far = (hi - lo) * g.inv_cell;
+    g.nx = std::int64_t(std::floor(far.x())) + 3;
+    g.ny = std::int64_t(std::floor(far.y())) + 3;
+    g.nz = std::int64_t(std::floor(far.z())) + 3;
+    return g;
 }
 
 /// Whether a live spring joins i and j, either way: that spring keeps the pair apart, and at rest
@@ -188,14 +231,16 @@ T largest_step2(const StateArrays<T>& s, std::size_t begin, std::size_t end)
     return worst;
 }
 
-/// Whether the list still holds every pair of [begin, end) that can be closer than `thickness`:
-/// built for this range and thickness, and no particle has moved half the margin since (then no
-/// pair has closed by more than the margin).
+/// Whether the list still holds exactly the pairs of [begin, end) that can be closer than
+/// `thickness` and are not joined by a spring: built for this range, thickness and these
+/// constraints (a tear or a new spring changes which pairs are exempt), and no particle has moved
+/// half the margin since (then no pair has closed by more than the margin).
 template <class T>
 bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end,
-                     T thickness)
+                     T thickness, std::uint64_t constraints_stamp)
 {
-    if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness)
+    if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness ||
+        list.constraints_stamp != constraints_stamp)
         return false;
     return largest_drift2(list, s, begin, end) <= list.half_margin * list.half_margin;
 }
@@ -220,31 +265,29 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
                       std::size_t end, T thickness, T margin)
 {
     const std::size_t n = end - begin;
-    // Cells twice the reach: everything within reach of a particle lies in the 2 x 2 x 2 cells
-    // nearest it. Eight long runs of a bucket test more particles than 27 short ones of cells
-    // the size of the reach, but cost far less: the loop overhead per run is what dominated.
-    const T reach = thickness + margin, inv_cell = T(1) / (T(2) * reach), reach2 = reach * reach;
-    std::uint32_t table = 1;
-    while (table < 2 * n)
-        table <<= 1;
-    const std::uint32_t mask = table - 1;
-
+    const auto c = world.constraints().arrays_view();
+    // Cells at least twice the reach: everything within reach of a particle lies in the 2 x 2 x 2
+    // cells nearest it, four runs of two cells each in the sorted order.
+    const T reach = thickness + margin, reach2 = reach * reach;
     list.x.assign(s.x + begin, s.x + end);
     list.y.assign(s.y + begin, s.y + end);
     list.z.assign(s.z + begin, s.z + end);
+    const DenseGrid<T> grid = fit_grid(list.x.data(), list.y.data(), list.z.data(), n, T(2) * reach);
+    // Non-finite particles go to one extra cell past the grid that no query visits.
+    const std::size_t cells = grid.cells();
     list.bucket_of.resize(n);
-    list.bucket_start.assign(std::size_t(table) + 1, 0);
+    list.bucket_start.assign(cells + 2, 0);
     for (std::size_t k = 0; k < n; ++k)
     {
-        const auto b = bucket_of_cell(grid_cell(list.x[k], inv_cell), grid_cell(list.y[k], inv_cell),
-                                      grid_cell(list.z[k], inv_cell), mask);
-        list.bucket_of[k] = b;
-        ++list.bucket_start[b + 1];
+        const Vec3<T> p(list.x[k], list.y[k], list.z[k]);
+        const auto cell = p.allFinite() ? std::uint32_t(grid.cell_of(p)) : std::uint32_t(cells);
+        list.bucket_of[k] = cell;
+        ++list.bucket_start[cell + 1];
     }
     for (std::size_t b = 1; b < list.bucket_start.size(); ++b)
         list.bucket_start[b] += list.bucket_start[b - 1];
     list.by_bucket.resize(n);
-    // Padded by a padding block: the vector search reads a batch past a bucket's end.
+    // Padded by a padding block: the vector search reads a batch past a run's end.
     list.sorted_x.assign(n + simd::kPadLanes<T>, T(0));
     list.sorted_y.assign(n + simd::kPadLanes<T>, T(0));
     list.sorted_z.assign(n + simd::kPadLanes<T>, T(0));
@@ -280,27 +323,27 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
         {
             const std::uint32_t k = members[e0];
             const T xi = sx[e0], yi = sy[e0], zi = sz[e0];
-            const std::int64_t cx = lower_query_cell(xi, inv_cell), cy = lower_query_cell(yi, inv_cell),
-                               cz = lower_query_cell(zi, inv_cell);
             const std::size_t first = out.size();
-            // The hash is a xor of one term per axis: six products serve all eight cells.
-            std::uint64_t hx[2], hy[2], hz[2];
-            for (int o = 0; o < 2; ++o)
-            {
-                hx[o] = std::uint64_t(cx + o) * 92837111u;
-                hy[o] = std::uint64_t(cy + o) * 689287499u;
-                hz[o] = std::uint64_t(cz + o) * 283923481u;
-            }
             const Vec3<T> p(xi, yi, zi);
-            std::uint32_t runs[8][2];
+            std::uint32_t runs[4][2];
             std::size_t most = 0;
-            for (int c = 0; c < 8; ++c)
+            if (p.allFinite())
             {
-                const auto bucket = std::uint32_t(hx[c & 1] ^ hy[(c >> 1) & 1] ^ hz[c >> 2]) & mask;
-                runs[c][0] = starts[bucket];
-                runs[c][1] = starts[bucket + 1];
-                most += runs[c][1] - runs[c][0];
+                const Vec3<T> t = (p - grid.origin) * grid.inv_cell;
+                // The lower of the two cells along each axis, in padded coordinates.
+                const std::int64_t cx = DenseGrid<T>::lower_of_two(t.x()), cy = DenseGrid<T>::lower_of_two(t.y()),
+                                   cz = DenseGrid<T>::lower_of_two(t.z());
+                for (int r = 0; r < 4; ++r)
+                {
+                    const auto cell = std::size_t(grid.index(cx, cy + (r & 1), cz + (r >> 1)));
+                    runs[r][0] = starts[cell];
+                    runs[r][1] = starts[cell + 2];
+                    most += runs[r][1] - runs[r][0];
+                }
             }
+            else
+                for (auto& run : runs)
+                    run[0] = run[1] = 0;
             out.resize(first + most + simd::kPadLanes<T>);
             std::uint32_t* const to = out.data() + first;
             std::uint32_t found = 0;
@@ -308,19 +351,19 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
                 found += vectorized ? kernels::within_reach_vector<xsimd::default_arch>(sx, sy, sz, run[0], run[1], p,
                                                                                         reach2, to + found)
                                     : kernels::within_reach_scalar(sx, sy, sz, run[0], run[1], p, reach2, to + found);
-            // From places in the sorted arrays to particle indices, dropping the particle itself.
+            // From places in the sorted arrays to particle indices, dropping the particle itself
+            // and the particles a spring joins it to: the springs keep those apart, and the list is
+            // rebuilt when the springs change.
             std::uint32_t kept = 0;
             for (std::uint32_t f = 0; f < found; ++f)
             {
                 const std::uint32_t q = members[to[f]];
                 to[kept] = std::uint32_t(begin) + q;
-                kept += q != k ? 1u : 0u;
+                kept += q != k && !joined_by_spring(c, begin + k, begin + q) ? 1u : 0u;
             }
             out.resize(first + kept);
-            // Two of the eight cells can share a bucket and list its particles twice: sorting by
-            // index (what makes the list's order canonical) puts the twins side by side.
+            // Sorted by index: the list's order is then canonical, whatever the grid was.
             std::sort(out.begin() + std::ptrdiff_t(first), out.end());
-            out.erase(std::unique(out.begin() + std::ptrdiff_t(first), out.end()), out.end());
             list.first[k] = std::uint32_t(first);
             list.count[k] = std::uint32_t(out.size() - first);
         }
@@ -344,11 +387,12 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     list.reach = reach;
     list.thickness = thickness;
     list.half_margin = margin / T(2);
+    list.constraints_stamp = world.constraints().edit_stamp();
     ++list.builds;
 }
 
-/// Particle i's corrected position against its candidates closer than the thickness, read from
-/// the unchanged arrays. Each contact splits the push-out by inverse mass, and cuts the pair's
+/// Particle i's corrected position against its candidates closer than the thickness (the list
+/// holds no spring-joined pair), read from the unchanged arrays. Each contact splits the push-out by inverse mass, and cuts the pair's
 /// relative sliding this step Coulomb-style by at most friction x depth. Only x moves, px stays:
 /// the velocity a step implies is then where the particle ended minus where it started, so a
 /// layer resting on another (pushed back by exactly what it sank) keeps no velocity, and what
@@ -356,8 +400,7 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
 /// (Jacobi), so a particle squeezed from many sides does not overshoot. Returns the contacts with
 /// higher indices, so that summed over the range every pair counts once.
 template <class T>
-int resolve_particle(const SelfCollisionData<T>& d, const StateArrays<T>& s, const ConstraintArrays<T>& c,
-                     std::size_t i, T out[3])
+int resolve_particle(const SelfCollisionData<T>& d, const StateArrays<T>& s, std::size_t i, T out[3])
 {
     const auto& list = d.candidates;
     const T h = d.thickness, h2 = h * h;
@@ -373,7 +416,7 @@ int resolve_particle(const SelfCollisionData<T>& d, const StateArrays<T>& s, con
         const Vec3<T> xj(s.x[j], s.y[j], s.z[j]);
         const Vec3<T> r = xi - xj;
         const T dist2 = r.squaredNorm();
-        if (!(dist2 < h2) || joined_by_spring(c, i, j))
+        if (!(dist2 < h2))
             continue;
         const T wj = s.inv_mass ? s.inv_mass[j] : T(1);
         if (!(wi + wj > T(0)))
@@ -405,13 +448,20 @@ template <class T>
 int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
                  std::size_t end)
 {
-    const auto c = world.constraints().arrays_view();
-    d.corrected.resize(3 * (end - begin));
+    const std::size_t n = end - begin;
+    d.corrected.resize(3 * n);
     std::atomic<int> contacts{0};
-    world.for_each_chunk(end, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+    // Particles in the grid order of the list's build: neighbours in space one after another,
+    // so the candidates' positions they read are mostly still in cache. Each particle's result
+    // depends on nothing but the unchanged arrays, so the order and the split change no bits.
+    const std::uint32_t* const order = d.candidates.by_bucket.data();
+    world.for_each_chunk(n, [&](std::size_t chunk_begin, std::size_t chunk_end) {
         int found = 0;
-        for (std::size_t i = std::max(begin, chunk_begin); i < chunk_end; ++i)
-            found += resolve_particle(d, s, c, i, d.corrected.data() + 3 * (i - begin));
+        for (std::size_t e = chunk_begin; e < chunk_end; ++e)
+        {
+            const std::size_t k = order[e];
+            found += resolve_particle(d, s, begin + k, d.corrected.data() + 3 * k);
+        }
         contacts.fetch_add(found, std::memory_order_relaxed);
     });
     for (std::size_t i = begin; i < end; ++i)
@@ -436,7 +486,7 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     const auto s = state.arrays_view();
     for (int pass = 0; pass < d.passes; ++pass)
     {
-        if (!list_is_current(d.candidates, s, begin, end, d.thickness))
+        if (!list_is_current(d.candidates, s, begin, end, d.thickness, world.constraints().edit_stamp()))
             build_candidates(d.candidates, world, s, begin, end, d.thickness, list_margin(s, begin, end, d.thickness));
         d.contacts = resolve_pass(d, world, s, begin, end);
     }

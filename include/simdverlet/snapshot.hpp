@@ -92,6 +92,8 @@ struct SnapshotAccess
     static simd::AlignedVector<std::int32_t>& neighbours(DirectedConstraints4<T>& k, int s) { return k.m_neighbour[s]; }
     static simd::AlignedVector<T>& rests(DirectedConstraints4<T>& k, int s) { return k.m_rest[s]; }
     static simd::AlignedVector<T>& stiffnesses(DirectedConstraints4<T>& k, int s) { return k.m_stiffness[s]; }
+    /// After writing the arrays directly: a new edit stamp, as any edit gets.
+    static void restamp(DirectedConstraints4<T>& k) { k.stamp(); }
 
     static Snapshot<T> take(const World<T>& world)
     {
@@ -377,6 +379,7 @@ void load(Simulation<T>& sim, std::istream& in)
                 detail::fail_load("slot " + std::to_string(s) + " of particle " + std::to_string(i) + " is invalid");
         }
     }
+    A::restamp(snap.constraints);
     if (version >= 2)
     {
         const auto removals = r.read<std::uint32_t>("the removal count");
