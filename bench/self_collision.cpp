@@ -111,7 +111,7 @@ void BM_self_collision_pass(benchmark::State& bench)
     int contacts = 0;
     for (auto _ : bench)
     {
-        contacts = detail::resolve_pass(data, world, s, 0, pile.sim.size());
+        contacts = detail::resolve_pass(data, world, s, 0);
         bench.PauseTiming();
         std::copy(x.begin(), x.end(), s.x);
         std::copy(y.begin(), y.end(), s.y);

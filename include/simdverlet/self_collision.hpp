@@ -3,9 +3,10 @@
 // a rope and itself do not either. Pairs joined by a live spring are left to that spring.
 //
 // Neighbours come from a candidate list, a Verlet list in the molecular-dynamics sense: every
-// pair closer than thickness + margin (the reach) when it was built, found through a sorted grid
-// (cells twice the reach, counting sort by cell hash, O(n)). It is rebuilt only once some particle has moved
-// half the margin since, so a list serves several substeps. Each particle's candidates are kept in
+// pair closer than thickness + margin (the reach) when it was built, found through a dense grid
+// (cells at least twice the reach, counting sort by cell, O(n)). It is rebuilt only once the two
+// particles that moved most since have moved a margin between them (no pair can have closed by
+// more), so a list serves several substeps. Each particle's candidates are kept in
 // index order and every contact is evaluated from the current positions, so the list changes
 // nothing but speed: a step gives the same bits whether the list is fresh or old, which is why
 // snapshots need not carry it. Each particle gathers its own corrections from the unchanged
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -69,14 +71,15 @@ struct CandidateList
     std::size_t begin = 0, end = 0;
     T reach = 0;                         ///< thickness + margin at the build
     T thickness = 0;                     ///< the thickness it was built for
-    T half_margin = 0;                   ///< how far any particle may move before the list is stale
+    T margin = 0;                        ///< how far any pair may have closed before the list is stale
     std::uint64_t constraints_stamp = 0; ///< the constraints' edit stamp at the build: the pairs a
                                          ///< spring joined then are left out
     std::uint64_t builds = 0;
     std::vector<T> x, y, z;           ///< positions at the build
     std::vector<std::uint32_t> first; ///< particle k's candidates are list[first[k] .. first[k] + count[k])
     std::vector<std::uint32_t> count;
-    std::vector<std::uint32_t> list; ///< particle indices
+    std::vector<std::uint32_t> list;   ///< particle indices
+    std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in grid order
     // Grid scratch: bucket of each particle, bucket starts, particles sorted by bucket and their
     // positions in that order (a bucket's particles are then read as one contiguous run).
     std::vector<std::uint32_t> bucket_of, bucket_start, by_bucket;
@@ -96,7 +99,7 @@ struct SelfCollisionData
     bool enabled = true;
     int contacts = 0;
     CandidateList<T> candidates;
-    std::vector<T> corrected; ///< x y z per particle of the range, one pass's output
+    std::vector<T> corrected; ///< x y z per particle with candidates, one pass's output
 };
 
 template <class T>
@@ -185,36 +188,57 @@ DenseGrid<T> fit_grid(const T* x, const T* y, const T* z, std::size_t n, T cell)
     return g;
 }
 
-/// Whether a live spring joins i and j, either way: that spring keeps the pair apart, and at rest
-/// it sits a spring's length apart, which may be less than the thickness. Pairs two springs apart
-/// collide like any others, which is what stops a sheet folding sharper than its thickness.
+/// The particles particle i's live slots point at, -1 for a dead slot.
 template <class T>
-bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, std::size_t j)
+std::array<std::int32_t, 4> spring_partners(const ConstraintArrays<T>& c, std::size_t i)
 {
-    const auto ii = std::int32_t(i), jj = std::int32_t(j);
+    std::array<std::int32_t, 4> out;
     for (int a = 0; a < 4; ++a)
-        if ((c.neighbour[a][i] == jj && c.stiffness[a][i] > T(0)) ||
-            (c.neighbour[a][j] == ii && c.stiffness[a][j] > T(0)))
+        out[std::size_t(a)] = c.stiffness[a][i] > T(0) ? c.neighbour[a][i] : -1;
+    return out;
+}
+
+/// Whether a live spring joins i and j, either way, given i's partners: that spring keeps the
+/// pair apart, and at rest it sits a spring's length apart, which may be less than the thickness.
+/// Pairs two springs apart collide like any others, which is what stops a sheet folding sharper
+/// than its thickness. i's own slots are checked first: for the symmetric springs of a cloth or
+/// a rope they decide it without reading j's.
+template <class T>
+bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, const std::array<std::int32_t, 4>& partners_of_i,
+                      std::size_t j)
+{
+    const auto jj = std::int32_t(j);
+    if (partners_of_i[0] == jj || partners_of_i[1] == jj || partners_of_i[2] == jj || partners_of_i[3] == jj)
+        return true;
+    const auto ii = std::int32_t(i);
+    for (int a = 0; a < 4; ++a)
+        if (c.neighbour[a][j] == ii && c.stiffness[a][j] > T(0))
             return true;
     return false;
 }
 
-/// Largest squared distance any particle of [begin, end) has moved since the list was built.
-/// NaN positions count as infinitely far, so a diverged state rebuilds.
+/// The two largest distances particles of [begin, end) have moved since the list was built, the
+/// largest first. A pair can have closed by at most their sum. NaN positions count as infinitely
+/// far, so a diverged state rebuilds.
 template <class T>
-T largest_drift2(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end)
+std::pair<T, T> largest_drifts(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin,
+                               std::size_t end)
 {
-    T worst = 0;
-    bool lost = false; // a NaN never wins a comparison: track it apart, so the loop vectorises
+    T first = 0, second = 0; // squared
     for (std::size_t i = begin; i < end; ++i)
     {
         const std::size_t k = i - begin;
         const T dx = s.x[i] - list.x[k], dy = s.y[i] - list.y[k], dz = s.z[i] - list.z[k];
-        const T d2 = dx * dx + dy * dy + dz * dz;
-        worst = d2 > worst ? d2 : worst;
-        lost |= d2 != d2;
+        T d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 != d2)
+            d2 = std::numeric_limits<T>::infinity();
+        if (d2 > second) // rare once the list has aged a step: the branch is well predicted
+        {
+            second = d2 > first ? first : d2;
+            first = d2 > first ? d2 : first;
+        }
     }
-    return lost ? std::numeric_limits<T>::infinity() : worst;
+    return {std::sqrt(first), std::sqrt(second)};
 }
 
 /// Largest squared distance any particle of [begin, end) moved in the last step (x - px).
@@ -233,8 +257,8 @@ T largest_step2(const StateArrays<T>& s, std::size_t begin, std::size_t end)
 
 /// Whether the list still holds exactly the pairs of [begin, end) that can be closer than
 /// `thickness` and are not joined by a spring: built for this range, thickness and these
-/// constraints (a tear or a new spring changes which pairs are exempt), and no particle has moved
-/// half the margin since (then no pair has closed by more than the margin).
+/// constraints (a tear or a new spring changes which pairs are exempt), and the two particles that
+/// moved most since moved less than the margin together (then no pair has closed by more).
 template <class T>
 bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end,
                      T thickness, std::uint64_t constraints_stamp)
@@ -242,7 +266,8 @@ bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std:
     if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness ||
         list.constraints_stamp != constraints_stamp)
         return false;
-    return largest_drift2(list, s, begin, end) <= list.half_margin * list.half_margin;
+    const auto drifts = largest_drifts(list, s, begin, end);
+    return drifts.first + drifts.second <= list.margin;
 }
 
 /// How far ahead the list looks: a few steps of the fastest particle's motion, at least a twentieth
@@ -319,6 +344,7 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     world.for_each_chunk(n, [&](std::size_t chunk_begin, std::size_t chunk_end) {
         auto& out = list.chunk_lists[chunks == 1 ? 0 : chunk_begin / chunk];
         out.clear();
+        std::vector<std::uint32_t> hits; // places in the sorted arrays within reach; grows, never shrinks
         for (std::size_t e0 = chunk_begin; e0 < chunk_end; ++e0)
         {
             const std::uint32_t k = members[e0];
@@ -344,8 +370,9 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
             else
                 for (auto& run : runs)
                     run[0] = run[1] = 0;
-            out.resize(first + most + simd::kPadLanes<T>);
-            std::uint32_t* const to = out.data() + first;
+            if (hits.size() < most + simd::kPadLanes<T>)
+                hits.resize(2 * (most + simd::kPadLanes<T>));
+            std::uint32_t* const to = hits.data();
             std::uint32_t found = 0;
             for (const auto& run : runs)
                 found += vectorized ? kernels::within_reach_vector<xsimd::default_arch>(sx, sy, sz, run[0], run[1], p,
@@ -354,14 +381,13 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
             // From places in the sorted arrays to particle indices, dropping the particle itself
             // and the particles a spring joins it to: the springs keep those apart, and the list is
             // rebuilt when the springs change.
-            std::uint32_t kept = 0;
+            const auto partners = spring_partners(c, begin + k);
             for (std::uint32_t f = 0; f < found; ++f)
             {
                 const std::uint32_t q = members[to[f]];
-                to[kept] = std::uint32_t(begin) + q;
-                kept += q != k && !joined_by_spring(c, begin + k, begin + q) ? 1u : 0u;
+                if (q != k && !joined_by_spring(c, begin + k, partners, begin + q))
+                    out.push_back(std::uint32_t(begin) + q);
             }
-            out.resize(first + kept);
             // Sorted by index: the list's order is then canonical, whatever the grid was.
             std::sort(out.begin() + std::ptrdiff_t(first), out.end());
             list.first[k] = std::uint32_t(first);
@@ -380,13 +406,18 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     auto to = list.list.begin();
     for (const auto& part : list.chunk_lists)
         to = std::copy(part.begin(), part.end(), to);
+    // Only particles with candidates can be moved by a pass: the pass visits those alone.
+    list.active.clear();
+    for (std::size_t e0 = 0; e0 < n; ++e0)
+        if (list.count[members[e0]] > 0)
+            list.active.push_back(members[e0]);
 
     list.valid = true;
     list.begin = begin;
     list.end = end;
     list.reach = reach;
     list.thickness = thickness;
-    list.half_margin = margin / T(2);
+    list.margin = margin;
     list.constraints_stamp = world.constraints().edit_stamp();
     ++list.builds;
 }
@@ -442,31 +473,27 @@ int resolve_particle(const SelfCollisionData<T>& d, const StateArrays<T>& s, std
     return pairs;
 }
 
-/// One pass: every particle of the range (over the executor's chunks) gathers its correction into
-/// scratch, then every particle is written back. Returns the pairs in contact.
+/// One pass: every particle of the range that has candidates (over the executor's chunks) gathers
+/// its correction into scratch, then those particles are written back. Returns the pairs in contact.
 template <class T>
-int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
-                 std::size_t end)
+int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin)
 {
-    const std::size_t n = end - begin;
-    d.corrected.resize(3 * n);
+    const auto& active = d.candidates.active;
+    d.corrected.resize(3 * active.size());
     std::atomic<int> contacts{0};
-    // Particles in the grid order of the list's build: neighbours in space one after another,
-    // so the candidates' positions they read are mostly still in cache. Each particle's result
-    // depends on nothing but the unchanged arrays, so the order and the split change no bits.
-    const std::uint32_t* const order = d.candidates.by_bucket.data();
-    world.for_each_chunk(n, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+    // The particles with candidates, in the grid order of the list's build: neighbours in space
+    // one after another. Each particle's result depends on nothing but the unchanged arrays, so
+    // the order and the split change no bits; particles without candidates stay as they are.
+    world.for_each_chunk(active.size(), [&](std::size_t chunk_begin, std::size_t chunk_end) {
         int found = 0;
-        for (std::size_t e = chunk_begin; e < chunk_end; ++e)
-        {
-            const std::size_t k = order[e];
-            found += resolve_particle(d, s, begin + k, d.corrected.data() + 3 * k);
-        }
+        for (std::size_t a = chunk_begin; a < chunk_end; ++a)
+            found += resolve_particle(d, s, begin + active[a], d.corrected.data() + 3 * a);
         contacts.fetch_add(found, std::memory_order_relaxed);
     });
-    for (std::size_t i = begin; i < end; ++i)
+    for (std::size_t a = 0; a < active.size(); ++a)
     {
-        const T* x = d.corrected.data() + 3 * (i - begin);
+        const std::size_t i = begin + active[a];
+        const T* x = d.corrected.data() + 3 * a;
         s.x[i] = x[0];
         s.y[i] = x[1];
         s.z[i] = x[2];
@@ -488,7 +515,7 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     {
         if (!list_is_current(d.candidates, s, begin, end, d.thickness, world.constraints().edit_stamp()))
             build_candidates(d.candidates, world, s, begin, end, d.thickness, list_margin(s, begin, end, d.thickness));
-        d.contacts = resolve_pass(d, world, s, begin, end);
+        d.contacts = resolve_pass(d, world, s, begin);
     }
 }
 } // namespace detail
