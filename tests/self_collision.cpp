@@ -23,6 +23,19 @@ StepParams<T> pile_step()
     return {.dt = T(1) / T(60), .gravity = {T(0), T(9.8), T(0)}, .iterations = 16, .substeps = 6};
 }
 
+/// Steps one peer-scene frame and returns the largest distance any particle moved in it.
+inline float step_and_measure_largest_move(Simulation<float>& sim)
+{
+    std::vector<Vec3<float>> before;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        before.push_back(sim.state().position(i));
+    sim.step(pile_step<float>());
+    float most = 0;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        most = std::max(most, (sim.state().position(i) - before[i]).norm());
+    return most;
+}
+
 /// Closest distance between particles a and b of [begin, end) that `far(a, b)` selects, brute force.
 template <class T, class Far>
 T closest_pair(const Simulation<T>& sim, std::size_t begin, std::size_t end, Far far)
@@ -357,16 +370,7 @@ TEST_CASE("two sheets stacked on a floor come to rest", "[self_collision]")
                         }});
     add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.1f});
     add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f}));
-    const auto largest_move = [&] {
-        std::vector<Vec3<float>> before;
-        for (std::size_t i = 0; i < sim.size(); ++i)
-            before.push_back(sim.state().position(i));
-        sim.step(pile_step<float>());
-        float most = 0;
-        for (std::size_t i = 0; i < sim.size(); ++i)
-            most = std::max(most, (sim.state().position(i) - before[i]).norm());
-        return most;
-    };
+    const auto largest_move = [&] { return step_and_measure_largest_move(sim); };
     for (int frame = 0; frame < 180; ++frame)
         largest_move();
     float late = 0;
@@ -395,16 +399,7 @@ TEST_CASE("a limp sheet folded onto itself on a floor comes to rest", "[self_col
     // and the pile keeps trembling at ~1e-4 per frame).
     auto self = add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.1f});
     add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f}));
-    const auto largest_move = [&] {
-        std::vector<Vec3<float>> before;
-        for (std::size_t i = 0; i < sim.size(); ++i)
-            before.push_back(sim.state().position(i));
-        sim.step(pile_step<float>());
-        float most = 0;
-        for (std::size_t i = 0; i < sim.size(); ++i)
-            most = std::max(most, (sim.state().position(i) - before[i]).norm());
-        return most;
-    };
+    const auto largest_move = [&] { return step_and_measure_largest_move(sim); };
     for (int frame = 0; frame < 900; ++frame)
         largest_move();
     float late = 0;
