@@ -3,8 +3,8 @@
 // a rope and itself do not either. Pairs joined by a live spring are left to that spring.
 //
 // Neighbours come from a candidate list, a Verlet list in the molecular-dynamics sense: every
-// pair closer than thickness + margin (the reach) when it was built, found through a dense grid
-// (cells at least twice the reach, counting sort by cell, O(n)). It is rebuilt only once the two
+// pair closer than thickness + margin (the reach) when it was built, found once through a dense
+// grid (cells the size of the reach, counting sort by cell, O(n)). It is rebuilt only once the two
 // particles that moved most since have moved a margin between them (no pair can have closed by
 // more), so a list serves several substeps. Each particle's candidates are kept in
 // index order and every contact is evaluated from the current positions, so the list changes
@@ -84,7 +84,7 @@ struct CandidateList
     // positions in that order (a bucket's particles are then read as one contiguous run).
     std::vector<std::uint32_t> bucket_of, bucket_start, by_bucket;
     std::vector<T> sorted_x, sorted_y, sorted_z;
-    std::vector<std::vector<std::uint32_t>> chunk_lists; ///< per executor chunk, concatenated after
+    std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
 
 template <class T>
@@ -117,8 +117,8 @@ void check_self_collision(T thickness, T friction, int passes)
 }
 
 /// A dense grid over the bounding box of a range's finite positions, padded by one empty cell on
-/// every side so that a query never leaves it. Cells are numbered x fastest, so the two cells a
-/// query needs along x are neighbours in the sorted order and read as one run.
+/// every side so that a query never leaves it. Cells are numbered x fastest, so the three cells of
+/// a row a query needs are neighbours in the sorted order and read as one run.
 template <class T>
 struct DenseGrid
 {
@@ -137,14 +137,6 @@ struct DenseGrid
         const Vec3<T> t = (p - origin) * inv_cell;
         return index(std::int64_t(std::floor(t.x())) + 1, std::int64_t(std::floor(t.y())) + 1,
                      std::int64_t(std::floor(t.z())) + 1);
-    }
-    /// Along one axis, the lower of the two cells that hold everything within half a cell of a
-    /// coordinate t (in cells from the origin): the cell below when t lies in the lower half of
-    /// its own, else its own.
-    static std::int64_t lower_of_two(T t) noexcept
-    {
-        const T c = std::floor(t);
-        return std::int64_t(c) + (t - c < T(0.5) ? 0 : 1);
     }
 };
 
@@ -283,21 +275,21 @@ T list_margin(const StateArrays<T>& s, std::size_t begin, std::size_t end, T thi
 }
 
 /// Rebuilds the candidate list of [begin, end) for a reach of thickness + margin: a counting sort
-/// of the particles by the bucket of their grid cell (cells twice the reach), then each particle
-/// collects the particles of the eight cells nearest it that lie within reach, sorted by index.
+/// of the particles by grid cell (cells the size of the reach), a search that finds each pair
+/// within reach once, and a counting sort of the pairs into per-particle lists sorted by index.
 template <class T>
 void build_candidates(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
                       std::size_t end, T thickness, T margin)
 {
     const std::size_t n = end - begin;
     const auto c = world.constraints().arrays_view();
-    // Cells at least twice the reach: everything within reach of a particle lies in the 2 x 2 x 2
-    // cells nearest it, four runs of two cells each in the sorted order.
+    // Cells at least the reach: everything within reach of a particle lies in its own cell and the
+    // 26 around it.
     const T reach = thickness + margin, reach2 = reach * reach;
     list.x.assign(s.x + begin, s.x + end);
     list.y.assign(s.y + begin, s.y + end);
     list.z.assign(s.z + begin, s.z + end);
-    const DenseGrid<T> grid = fit_grid(list.x.data(), list.y.data(), list.z.data(), n, T(2) * reach);
+    const DenseGrid<T> grid = fit_grid(list.x.data(), list.y.data(), list.z.data(), n, reach);
     // Non-finite particles go to one extra cell past the grid that no query visits.
     const std::size_t cells = grid.cells();
     list.bucket_of.resize(n);
@@ -332,80 +324,96 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     const T *const sx = list.sorted_x.data(), *const sy = list.sorted_y.data(), *const sz = list.sorted_z.data();
     const bool vectorized = world.vectorized();
 
-    // Gather each particle's candidates, visiting particles in bucket order: neighbours in space
-    // then look up the same buckets one after another, which stay in cache. Chunks of the
-    // executor fill their own lists, concatenated in chunk order; each particle's list is sorted
-    // by index, so its content is the same for any split.
+    // Find each pair once: a particle looks at the particles after it in its own cell and in the
+    // 13 neighbouring cells that come after its cell in the grid's order (x + 1; the row y + 1;
+    // the three rows at z + 1), five runs of the sorted arrays. Chunks of the executor collect
+    // their own pairs, which are read in chunk order below, so the split changes nothing.
     const std::size_t chunk = world.chunk_size();
     const std::size_t chunks = world.executor() && n > chunk ? (n + chunk - 1) / chunk : 1;
     list.chunk_lists.resize(chunks);
-    list.first.resize(n);
-    list.count.resize(n);
     world.for_each_chunk(n, [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        auto& out = list.chunk_lists[chunks == 1 ? 0 : chunk_begin / chunk];
-        out.clear();
+        auto& pairs = list.chunk_lists[chunks == 1 ? 0 : chunk_begin / chunk];
+        pairs.clear();
         std::vector<std::uint32_t> hits; // places in the sorted arrays within reach; grows, never shrinks
         for (std::size_t e0 = chunk_begin; e0 < chunk_end; ++e0)
         {
             const std::uint32_t k = members[e0];
-            const T xi = sx[e0], yi = sy[e0], zi = sz[e0];
-            const std::size_t first = out.size();
-            const Vec3<T> p(xi, yi, zi);
-            std::uint32_t runs[4][2];
+            const Vec3<T> p(sx[e0], sy[e0], sz[e0]);
+            if (!p.allFinite())
+                continue;
+            const Vec3<T> t = (p - grid.origin) * grid.inv_cell;
+            const std::int64_t cx = std::int64_t(std::floor(t.x())) + 1, cy = std::int64_t(std::floor(t.y())) + 1,
+                               cz = std::int64_t(std::floor(t.z())) + 1;
+            const auto own = std::size_t(grid.index(cx, cy, cz));
+            const auto row_start = [&](std::int64_t y, std::int64_t z) {
+                return std::size_t(grid.index(cx - 1, y, z));
+            };
+            const std::uint32_t runs[5][2] = {
+                {std::uint32_t(e0 + 1), starts[own + 2]},
+                {starts[row_start(cy + 1, cz)], starts[row_start(cy + 1, cz) + 3]},
+                {starts[row_start(cy - 1, cz + 1)], starts[row_start(cy - 1, cz + 1) + 3]},
+                {starts[row_start(cy, cz + 1)], starts[row_start(cy, cz + 1) + 3]},
+                {starts[row_start(cy + 1, cz + 1)], starts[row_start(cy + 1, cz + 1) + 3]},
+            };
             std::size_t most = 0;
-            if (p.allFinite())
-            {
-                const Vec3<T> t = (p - grid.origin) * grid.inv_cell;
-                // The lower of the two cells along each axis, in padded coordinates.
-                const std::int64_t cx = DenseGrid<T>::lower_of_two(t.x()), cy = DenseGrid<T>::lower_of_two(t.y()),
-                                   cz = DenseGrid<T>::lower_of_two(t.z());
-                for (int r = 0; r < 4; ++r)
-                {
-                    const auto cell = std::size_t(grid.index(cx, cy + (r & 1), cz + (r >> 1)));
-                    runs[r][0] = starts[cell];
-                    runs[r][1] = starts[cell + 2];
-                    most += runs[r][1] - runs[r][0];
-                }
-            }
-            else
-                for (auto& run : runs)
-                    run[0] = run[1] = 0;
+            for (const auto& run : runs)
+                most += run[1] - run[0];
             if (hits.size() < most + simd::kPadLanes<T>)
                 hits.resize(2 * (most + simd::kPadLanes<T>));
-            std::uint32_t* const to = hits.data();
             std::uint32_t found = 0;
             for (const auto& run : runs)
-                found += vectorized ? kernels::within_reach_vector<xsimd::default_arch>(sx, sy, sz, run[0], run[1], p,
-                                                                                        reach2, to + found)
-                                    : kernels::within_reach_scalar(sx, sy, sz, run[0], run[1], p, reach2, to + found);
-            // From places in the sorted arrays to particle indices, dropping the particle itself
-            // and the particles a spring joins it to: the springs keep those apart, and the list is
-            // rebuilt when the springs change.
+                found += vectorized
+                             ? kernels::within_reach_vector<xsimd::default_arch>(sx, sy, sz, run[0], run[1], p, reach2,
+                                                                                 hits.data() + found)
+                             : kernels::within_reach_scalar(sx, sy, sz, run[0], run[1], p, reach2, hits.data() + found);
+            // Pairs a spring joins are left to the spring; the list is rebuilt when springs change.
             const auto partners = spring_partners(c, begin + k);
             for (std::uint32_t f = 0; f < found; ++f)
             {
-                const std::uint32_t q = members[to[f]];
-                if (q != k && !joined_by_spring(c, begin + k, partners, begin + q))
-                    out.push_back(std::uint32_t(begin) + q);
+                const std::uint32_t q = members[hits[f]];
+                if (!joined_by_spring(c, begin + k, partners, begin + q))
+                {
+                    pairs.push_back(k);
+                    pairs.push_back(q);
+                }
             }
-            // Sorted by index: the list's order is then canonical, whatever the grid was.
-            std::sort(out.begin() + std::ptrdiff_t(first), out.end());
-            list.first[k] = std::uint32_t(first);
-            list.count[k] = std::uint32_t(out.size() - first);
         }
     });
+
+    // Both directions of every pair into per-particle lists (a counting sort by particle), then
+    // each list sorted by index: the order a particle sums its contacts in is then canonical,
+    // whatever the grid or the split.
+    list.count.assign(n, 0);
+    for (const auto& pairs : list.chunk_lists)
+        for (std::size_t f = 0; f < pairs.size(); f += 2)
+        {
+            ++list.count[pairs[f]];
+            ++list.count[pairs[f + 1]];
+        }
+    list.first.resize(n);
     std::size_t total = 0;
-    for (std::size_t c = 0; c < chunks; ++c)
+    for (std::size_t k = 0; k < n; ++k)
     {
-        const std::size_t c_begin = c * chunk, c_end = chunks == 1 ? n : std::min(n, c_begin + chunk);
-        for (std::size_t e0 = c_begin; e0 < c_end; ++e0)
-            list.first[members[e0]] += std::uint32_t(total);
-        total += list.chunk_lists[c].size();
+        list.first[k] = std::uint32_t(total);
+        total += list.count[k];
     }
     list.list.resize(total);
-    auto to = list.list.begin();
-    for (const auto& part : list.chunk_lists)
-        to = std::copy(part.begin(), part.end(), to);
+    {
+        std::vector<std::uint32_t> fill(list.first);
+        for (const auto& pairs : list.chunk_lists)
+            for (std::size_t f = 0; f < pairs.size(); f += 2)
+            {
+                list.list[fill[pairs[f]]++] = std::uint32_t(begin) + pairs[f + 1];
+                list.list[fill[pairs[f + 1]]++] = std::uint32_t(begin) + pairs[f];
+            }
+    }
+    world.for_each_chunk(n, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        for (std::size_t k = chunk_begin; k < chunk_end; ++k)
+        {
+            const auto from = list.list.begin() + std::ptrdiff_t(list.first[k]);
+            std::sort(from, from + std::ptrdiff_t(list.count[k]));
+        }
+    });
     // Only particles with candidates can be moved by a pass: the pass visits those alone.
     list.active.clear();
     for (std::size_t e0 = 0; e0 < n; ++e0)
