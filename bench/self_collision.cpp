@@ -66,6 +66,7 @@ void BM_self_collision(benchmark::State& bench)
     const int threads = int(bench.range(1));
     Pile pile(float(bench.range(2)), threads);
     auto& sim = pile.sim;
+    sim.set_vectorized(bench.range(3) != 0);
     auto& self = pile.self;
     const auto& frame = kFrame;
     self.set_enabled(enabled);
@@ -80,11 +81,11 @@ void BM_self_collision(benchmark::State& bench)
     bench.counters["candidates/particle"] = double(self.candidates()) / double(sim.size());
     bench.counters["rebuilds/frame"] = C(double(self.rebuilds() - rebuilds), C::kAvgIterations);
     bench.SetLabel(std::string(enabled ? "with" : "without") + " self-collision, " + std::to_string(threads) +
-                   (threads > 1 ? " threads" : " thread"));
+                   (threads > 1 ? " threads" : " thread") + (sim.vectorized() ? "" : ", scalar"));
 }
 /// The stage's two parts on the same pile, one thread: building the candidate list with a margin
 /// of `margin_percent` of the thickness (0: the list a rebuild every substep would need), and
-/// one resolving pass over the list the stage left.
+/// one resolving pass over the list the stage left, vector or scalar.
 void BM_self_collision_build(benchmark::State& bench)
 {
     Pile pile(60000.0f, 1);
@@ -102,6 +103,7 @@ void BM_self_collision_build(benchmark::State& bench)
 void BM_self_collision_pass(benchmark::State& bench)
 {
     Pile pile(60000.0f, 1);
+    pile.sim.set_vectorized(bench.range(0) != 0);
     auto& world = *detail::world_of(pile.sim);
     auto& data = *detail::self_collision_data(pile.self);
     const auto s = pile.sim.state().arrays_view();
@@ -124,15 +126,16 @@ void BM_self_collision_pass(benchmark::State& bench)
 } // namespace
 
 BENCHMARK(BM_self_collision_build)->ArgName("margin%")->Arg(0)->Arg(25)->Arg(50)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_self_collision_pass)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_self_collision_pass)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_self_collision)
-    ->ArgNames({"self", "threads", "k"})
-    ->Args({1, 1, 60000})
-    ->Args({0, 1, 60000})
-    ->Args({1, 2, 60000})
-    ->Args({0, 2, 60000})
+    ->ArgNames({"self", "threads", "k", "vectorized"})
+    ->Args({1, 1, 60000, 1})
+    ->Args({1, 1, 60000, 0})
+    ->Args({0, 1, 60000, 1})
+    ->Args({1, 2, 60000, 1})
+    ->Args({0, 2, 60000, 1})
     // The peer scene's own stiffness: at the edge of stability for dt / 6 when hanging, it does
     // not survive the pile's compression and the floor (with or without self-collision).
-    ->Args({0, 1, 110000})
+    ->Args({0, 1, 110000, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -492,6 +492,96 @@ std::uint32_t within_reach_scalar(const T* x, const T* y, const T* z, std::uint3
     return found;
 }
 
+/// A particle's state in lanes: position, previous position and inverse mass (1 without masses).
+template <class V>
+struct BodyLanes
+{
+    V x, y, z, px, py, pz, w;
+};
+
+/// Walks candidate lists in lanes, vector twin. Particles base + who[a] for a in [a_begin, a_end)
+/// are taken a lane group at a time (a_begin a multiple of the batch size); each lane's candidates
+/// are list[first[k] .. first[k] + count[k]) for k = who[a]. For a group: acc = start(own); then,
+/// step by step through the longest list, visit(acc, own, other, live, own_first) with `live`
+/// the lanes still in their list and `own_first` the lanes whose particle's index is below the
+/// candidate's; then finish(acc, own, a) for the group starting at a. Lanes past a_end, and lanes
+/// past their list's end, hold their own particle in `other` and are not live.
+template <class Arch, class T, class Start, class Visit, class Finish>
+void walk_candidates_vector(const StateArrays<T>& s, const std::uint32_t* who, std::size_t a_begin, std::size_t a_end,
+                            std::size_t base, const std::uint32_t* first, const std::uint32_t* count,
+                            const std::uint32_t* list, Start&& start, Visit&& visit, Finish&& finish)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const auto load = [&](const std::int32_t* index_lanes) {
+        const auto index = simd::load_indices<T, Arch>(index_lanes);
+        return BodyLanes<B>{simd::gather<T, Arch>(s.x, index),
+                            simd::gather<T, Arch>(s.y, index),
+                            simd::gather<T, Arch>(s.z, index),
+                            simd::gather<T, Arch>(s.px, index),
+                            simd::gather<T, Arch>(s.py, index),
+                            simd::gather<T, Arch>(s.pz, index),
+                            s.inv_mass ? simd::gather<T, Arch>(s.inv_mass, index) : B(T(1))};
+    };
+    alignas(simd::kAlignment) std::int32_t own_index[L], other_index[L];
+    alignas(simd::kAlignment) T live_lane[L], own_first_lane[L];
+    std::uint32_t lane_first[L], lane_count[L];
+    for (std::size_t a = a_begin; a < a_end; a += L)
+    {
+        std::uint32_t longest = 0;
+        for (std::size_t l = 0; l < L; ++l)
+        {
+            const bool real = a + l < a_end;
+            const std::uint32_t k = who[real ? a + l : a];
+            own_index[l] = std::int32_t(base + k);
+            lane_first[l] = first[k];
+            lane_count[l] = real ? count[k] : 0;
+            longest = std::max(longest, lane_count[l]);
+        }
+        const BodyLanes<B> own = load(own_index);
+        auto acc = start(own);
+        for (std::uint32_t m = 0; m < longest; ++m)
+        {
+            for (std::size_t l = 0; l < L; ++l)
+            {
+                const bool live = m < lane_count[l];
+                const std::int32_t j = live ? std::int32_t(list[lane_first[l] + m]) : own_index[l];
+                other_index[l] = j;
+                live_lane[l] = live ? T(1) : T(0);
+                own_first_lane[l] = own_index[l] < j ? T(1) : T(0);
+            }
+            const B zero(T(0));
+            visit(acc, own, load(other_index), simd::load<T, Arch>(live_lane) != zero,
+                  simd::load<T, Arch>(own_first_lane) != zero);
+        }
+        finish(acc, own, a);
+    }
+}
+
+/// Scalar twin of walk_candidates_vector: one particle at a time, the same calls with T and bool.
+template <class T, class Start, class Visit, class Finish>
+void walk_candidates_scalar(const StateArrays<T>& s, const std::uint32_t* who, std::size_t a_begin, std::size_t a_end,
+                            std::size_t base, const std::uint32_t* first, const std::uint32_t* count,
+                            const std::uint32_t* list, Start&& start, Visit&& visit, Finish&& finish)
+{
+    const auto load = [&](std::size_t i) {
+        return BodyLanes<T>{s.x[i], s.y[i], s.z[i], s.px[i], s.py[i], s.pz[i], s.inv_mass ? s.inv_mass[i] : T(1)};
+    };
+    for (std::size_t a = a_begin; a < a_end; ++a)
+    {
+        const std::uint32_t k = who[a];
+        const std::size_t i = base + k;
+        const BodyLanes<T> own = load(i);
+        auto acc = start(own);
+        for (std::uint32_t m = 0; m < count[k]; ++m)
+        {
+            const std::size_t j = list[first[k] + m];
+            visit(acc, own, load(j), true, i < j);
+        }
+        finish(acc, own, a);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // the fused step sweep
 

@@ -22,6 +22,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -99,7 +100,8 @@ struct SelfCollisionData
     bool enabled = true;
     int contacts = 0;
     CandidateList<T> candidates;
-    std::vector<T> corrected; ///< x y z per particle with candidates, one pass's output
+    // One pass's output per particle with candidates (padded by a batch: lane groups store whole).
+    std::vector<T> corrected_x, corrected_y, corrected_z;
 };
 
 template <class T>
@@ -430,81 +432,102 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     ++list.builds;
 }
 
-/// Particle i's corrected position against its candidates closer than the thickness (the list
-/// holds no spring-joined pair), read from the unchanged arrays. Each contact splits the push-out by inverse mass, and cuts the pair's
-/// relative sliding this step Coulomb-style by at most friction x depth. Only x moves, px stays:
-/// the velocity a step implies is then where the particle ended minus where it started, so a
-/// layer resting on another (pushed back by exactly what it sank) keeps no velocity, and what
-/// friction removes from the position it removes from the velocity too. Contacts are averaged
-/// (Jacobi), so a particle squeezed from many sides does not overshoot. Returns the contacts with
-/// higher indices, so that summed over the range every pair counts once.
-template <class T>
-int resolve_particle(const SelfCollisionData<T>& d, const StateArrays<T>& s, std::size_t i, T out[3])
+/// What a particle's contacts add up to in one pass: the push-outs and friction corrections, how
+/// many there were, and how many with a candidate of higher index (so a pair counts once).
+template <class V>
+struct ContactSum
 {
-    const auto& list = d.candidates;
-    const T h = d.thickness, h2 = h * h;
-    const T wi = s.inv_mass ? s.inv_mass[i] : T(1);
-    const Vec3<T> xi(s.x[i], s.y[i], s.z[i]);
-    const Vec3<T> vi = xi - Vec3<T>(s.px[i], s.py[i], s.pz[i]);
-    Vec3<T> dx = Vec3<T>::Zero();
-    int contacts = 0, pairs = 0;
-    const std::size_t k = i - list.begin;
-    for (std::uint32_t e = list.first[k], stop = list.first[k] + list.count[k]; e < stop; ++e)
-    {
-        const std::size_t j = list.list[e];
-        const Vec3<T> xj(s.x[j], s.y[j], s.z[j]);
-        const Vec3<T> r = xi - xj;
-        const T dist2 = r.squaredNorm();
-        if (!(dist2 < h2))
-            continue;
-        const T wj = s.inv_mass ? s.inv_mass[j] : T(1);
-        if (!(wi + wj > T(0)))
-            continue;
-        const T share = wi / (wi + wj);
-        const T dist = std::sqrt(dist2);
-        // Coincident particles have no direction between them: part them along y, by index order.
-        const Vec3<T> n = dist > T(1e-6) * h ? Vec3<T>(r / dist) : Vec3<T>(0, i < j ? T(-1) : T(1), 0);
-        const T depth = h - dist;
-        const Vec3<T> v_rel = vi - (xj - Vec3<T>(s.px[j], s.py[j], s.pz[j]));
-        const Vec3<T> vt = v_rel - v_rel.dot(n) * n;
-        const T vt_len = vt.norm();
-        const T slip = vt_len > T(0) ? std::min(T(1), d.friction * depth / vt_len) : T(0);
-        dx += share * (depth * n - slip * vt);
-        ++contacts;
-        pairs += j > i ? 1 : 0;
-    }
-    // A particle without contacts (or pinned) keeps its exact bits.
-    const bool moves = contacts > 0 && wi > T(0);
-    const Vec3<T> x = moves ? Vec3<T>(xi + dx / T(contacts)) : xi;
-    for (int a = 0; a < 3; ++a)
-        out[a] = x[a];
-    return pairs;
+    V dx, dy, dz, count, pairs;
+};
+
+/// One candidate of particle a, written once for a scalar (V = T, M = bool) and a batch of lanes.
+/// If b is closer than the thickness (and the pair can move), the contact pushes a out along the
+/// line between them by its inverse-mass share of the depth, and cuts the pair's relative sliding
+/// this step Coulomb-style by at most friction x depth. Only x will move, px stays: the velocity
+/// a step implies is then where the particle ended minus where it started, so a layer resting on
+/// another, pushed back by exactly what it sank, keeps no velocity, and what friction removes
+/// from the position it removes from the velocity too.
+template <class T, class V, class M>
+void add_contact(ContactSum<V>& sum, const kernels::BodyLanes<V>& a, const kernels::BodyLanes<V>& b, const M& live,
+                 const M& a_first, T thickness, T friction)
+{
+    const V zero(T(0)), one(T(1));
+    const V rx = a.x - b.x, ry = a.y - b.y, rz = a.z - b.z;
+    const V dist2 = rx * rx + ry * ry + rz * rz;
+    const V weights = a.w + b.w;
+    const M touching = live && (dist2 < V(thickness * thickness)) && (weights > zero);
+    if (!simd::any(touching))
+        return;
+    const V share = a.w / weights;
+    const V dist = simd::sqrt(dist2);
+    // Coincident particles have no direction between them: part them along y, by index order.
+    const M spread = dist > V(T(1e-6) * thickness);
+    const V nx = simd::select(spread, rx / dist, zero);
+    const V ny = simd::select(spread, ry / dist, simd::select(a_first, V(T(-1)), one));
+    const V nz = simd::select(spread, rz / dist, zero);
+    const V depth = V(thickness) - dist;
+    const V vx = (a.x - a.px) - (b.x - b.px), vy = (a.y - a.py) - (b.y - b.py), vz = (a.z - a.pz) - (b.z - b.pz);
+    const V vn = vx * nx + vy * ny + vz * nz;
+    const V tx = vx - vn * nx, ty = vy - vn * ny, tz = vz - vn * nz;
+    const V slide = simd::sqrt(tx * tx + ty * ty + tz * tz);
+    const V slip = simd::select(slide > zero, simd::min(one, V(friction) * depth / slide), zero);
+    sum.dx = simd::select(touching, sum.dx + share * (depth * nx - slip * tx), sum.dx);
+    sum.dy = simd::select(touching, sum.dy + share * (depth * ny - slip * ty), sum.dy);
+    sum.dz = simd::select(touching, sum.dz + share * (depth * nz - slip * tz), sum.dz);
+    sum.count = simd::select(touching, sum.count + one, sum.count);
+    sum.pairs = simd::select(touching && a_first, sum.pairs + one, sum.pairs);
 }
 
-/// One pass: every particle of the range that has candidates (over the executor's chunks) gathers
-/// its correction into scratch, then those particles are written back. Returns the pairs in contact.
+/// One pass: every particle of the range that has candidates (over the executor's chunks, in
+/// lanes or one by one) averages its contacts from the unchanged arrays into scratch, Jacobi
+/// style, so a particle squeezed from many sides does not overshoot; then those particles are
+/// written back. A particle without contacts, or pinned, keeps its exact bits. Returns the pairs
+/// in contact.
 template <class T>
 int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin)
 {
-    const auto& active = d.candidates.active;
-    d.corrected.resize(3 * active.size());
+    const auto& list = d.candidates;
+    const auto& active = list.active;
+    const std::size_t lanes = simd::kPadLanes<T>;
+    for (auto* scratch : {&d.corrected_x, &d.corrected_y, &d.corrected_z})
+        scratch->resize(active.size() + lanes);
     std::atomic<int> contacts{0};
-    // The particles with candidates, in the grid order of the list's build: neighbours in space
-    // one after another. Each particle's result depends on nothing but the unchanged arrays, so
-    // the order and the split change no bits; particles without candidates stay as they are.
+    const T h = d.thickness, friction = d.friction;
+    const auto start = [](const auto& own) {
+        using V = std::decay_t<decltype(own.x)>;
+        const V zero(simd::Scalar<V>(0));
+        return ContactSum<V>{zero, zero, zero, zero, zero};
+    };
+    const auto visit = [h, friction](auto& sum, const auto& own, const auto& other, const auto& live,
+                                     const auto& own_first) {
+        add_contact(sum, own, other, live, own_first, h, friction);
+    };
     world.for_each_chunk(active.size(), [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        int found = 0;
-        for (std::size_t a = chunk_begin; a < chunk_end; ++a)
-            found += resolve_particle(d, s, begin + active[a], d.corrected.data() + 3 * a);
-        contacts.fetch_add(found, std::memory_order_relaxed);
+        // Summed in T per chunk: exact for any realistic count, and the total is order-free.
+        T found = 0;
+        const auto finish = [&](const auto& sum, const auto& own, std::size_t a) {
+            using V = std::decay_t<decltype(own.x)>;
+            const auto moves = (sum.count > V(simd::Scalar<V>(0))) && (own.w > V(simd::Scalar<V>(0)));
+            simd::store_at(d.corrected_x.data() + a, simd::select(moves, own.x + sum.dx / sum.count, own.x));
+            simd::store_at(d.corrected_y.data() + a, simd::select(moves, own.y + sum.dy / sum.count, own.y));
+            simd::store_at(d.corrected_z.data() + a, simd::select(moves, own.z + sum.dz / sum.count, own.z));
+            found += simd::sum_lanes(sum.pairs);
+        };
+        if (world.vectorized())
+            kernels::walk_candidates_vector<xsimd::default_arch>(s, active.data(), chunk_begin, chunk_end, begin,
+                                                                 list.first.data(), list.count.data(), list.list.data(),
+                                                                 start, visit, finish);
+        else
+            kernels::walk_candidates_scalar(s, active.data(), chunk_begin, chunk_end, begin, list.first.data(),
+                                            list.count.data(), list.list.data(), start, visit, finish);
+        contacts.fetch_add(int(found), std::memory_order_relaxed);
     });
     for (std::size_t a = 0; a < active.size(); ++a)
     {
         const std::size_t i = begin + active[a];
-        const T* x = d.corrected.data() + 3 * a;
-        s.x[i] = x[0];
-        s.y[i] = x[1];
-        s.z[i] = x[2];
+        s.x[i] = d.corrected_x[a];
+        s.y[i] = d.corrected_y[a];
+        s.z[i] = d.corrected_z[a];
     }
     return contacts.load();
 }

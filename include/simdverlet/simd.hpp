@@ -283,4 +283,30 @@ inline int count(bool m)
     return m ? 1 : 0;
 }
 
+/// Stores a value (one lane) or a batch (its lanes, unaligned) at p.
+template <std::floating_point T>
+void store_at(T* p, T v)
+{
+    *p = v;
+}
+
+template <class T, class Arch>
+void store_at(T* p, const Batch<T, Arch>& v)
+{
+    v.store_unaligned(p);
+}
+
+/// The value itself, or the sum of a batch's lanes.
+template <std::floating_point T>
+T sum_lanes(T v)
+{
+    return v;
+}
+
+template <class T, class Arch>
+T sum_lanes(const Batch<T, Arch>& v)
+{
+    return simd::reduce_add<T, Arch>(v);
+}
+
 } // namespace simdverlet::simd
