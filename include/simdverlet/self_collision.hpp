@@ -81,9 +81,10 @@ struct CandidateList
     std::vector<std::uint32_t> count;
     std::vector<std::uint32_t> list;   ///< particle indices
     std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in grid order
-    // Grid scratch: bucket of each particle, bucket starts, particles sorted by bucket and their
-    // positions in that order (a bucket's particles are then read as one contiguous run).
-    std::vector<std::uint32_t> bucket_of, bucket_start, by_bucket;
+    // Grid scratch: the cell of each particle, where each cell starts in the sorted order, the
+    // particles sorted by cell and their positions in that order (a row of cells is then read as
+    // one contiguous run).
+    std::vector<std::uint32_t> particle_cell, cell_start, by_cell;
     std::vector<T> sorted_x, sorted_y, sorted_z;
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
@@ -294,35 +295,35 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     const DenseGrid<T> grid = fit_grid(list.x.data(), list.y.data(), list.z.data(), n, reach);
     // Non-finite particles go to one extra cell past the grid that no query visits.
     const std::size_t cells = grid.cells();
-    list.bucket_of.resize(n);
-    list.bucket_start.assign(cells + 2, 0);
+    list.particle_cell.resize(n);
+    list.cell_start.assign(cells + 2, 0);
     for (std::size_t k = 0; k < n; ++k)
     {
         const Vec3<T> p(list.x[k], list.y[k], list.z[k]);
         const auto cell = p.allFinite() ? std::uint32_t(grid.cell_of(p)) : std::uint32_t(cells);
-        list.bucket_of[k] = cell;
-        ++list.bucket_start[cell + 1];
+        list.particle_cell[k] = cell;
+        ++list.cell_start[cell + 1];
     }
-    for (std::size_t b = 1; b < list.bucket_start.size(); ++b)
-        list.bucket_start[b] += list.bucket_start[b - 1];
-    list.by_bucket.resize(n);
+    for (std::size_t b = 1; b < list.cell_start.size(); ++b)
+        list.cell_start[b] += list.cell_start[b - 1];
+    list.by_cell.resize(n);
     // Padded by a padding block: the vector search reads a batch past a run's end.
     list.sorted_x.assign(n + simd::kPadLanes<T>, T(0));
     list.sorted_y.assign(n + simd::kPadLanes<T>, T(0));
     list.sorted_z.assign(n + simd::kPadLanes<T>, T(0));
     {
-        std::vector<std::uint32_t> fill(list.bucket_start.begin(), list.bucket_start.end() - 1);
+        std::vector<std::uint32_t> fill(list.cell_start.begin(), list.cell_start.end() - 1);
         for (std::size_t k = 0; k < n; ++k)
         {
-            const std::uint32_t at = fill[list.bucket_of[k]]++;
-            list.by_bucket[at] = std::uint32_t(k);
+            const std::uint32_t at = fill[list.particle_cell[k]]++;
+            list.by_cell[at] = std::uint32_t(k);
             list.sorted_x[at] = list.x[k];
             list.sorted_y[at] = list.y[k];
             list.sorted_z[at] = list.z[k];
         }
     }
-    const std::uint32_t* const starts = list.bucket_start.data();
-    const std::uint32_t* const members = list.by_bucket.data();
+    const std::uint32_t* const starts = list.cell_start.data();
+    const std::uint32_t* const members = list.by_cell.data();
     const T *const sx = list.sorted_x.data(), *const sy = list.sorted_y.data(), *const sz = list.sorted_z.data();
     const bool vectorized = world.vectorized();
 
