@@ -40,14 +40,16 @@ struct Pile
     SelfCollision<float> self;
 
     Pile(float stiffness, int threads)
-        : self((add_cloth(sim, {.width = kSide,
-                                .height = kSide,
-                                .spacing = kSpacing,
-                                .stiffness = stiffness,
-                                .curvature_strength = 0.0f,
-                                .position = folded}),
-                add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f})),
-                add_self_collision(sim, SelfCollisionOptions<float>{.thickness = kSpacing})))
+        : self([&] {
+              add_cloth(sim, {.width = kSide,
+                              .height = kSide,
+                              .spacing = kSpacing,
+                              .stiffness = stiffness,
+                              .curvature_strength = 0.0f,
+                              .position = folded});
+              add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f}));
+              return add_self_collision(sim, SelfCollisionOptions<float>{.thickness = kSpacing});
+          }())
     {
 #if SIMDVERLET_HAVE_OPENMP
         if (threads > 1)

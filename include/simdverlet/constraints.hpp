@@ -228,7 +228,7 @@ class DirectedConstraints4
 
     /// A stamp that changes with every edit: equal stamps mean equal contents (a copy carries its
     /// source's stamp), so a stage can keep what it derived from the constraints until the stamp
-    /// moves. Stamps come from one counter for every instance and never repeat.
+    /// moves. Stamps come from one counter shared by every instance of the type and never repeat.
     std::uint64_t edit_stamp() const noexcept { return m_stamp; }
 
     /// Bit equality of every slot array over the covered particles.
