@@ -451,7 +451,7 @@ int project_lanes_scalar(const StateArrays<T>& s, std::size_t begin, std::size_t
 
 /// Writes to `out`, in increasing order, every e in [begin, end) whose point (x[e], y[e], z[e])
 /// lies closer to p than sqrt(reach2), and returns how many; vector twin. `out` needs room for
-/// end - begin + one batch. Reads up to a batch past `end` (the arrays must be padded by one
+/// end - begin + 16. Reads up to a batch past `end` (the arrays must be padded by one
 /// batch); those lanes are masked out. The hits of a batch are read off its mask's bits, so the
 /// few points within reach cost a step each and the many beyond cost nothing.
 template <class Arch, class T>
@@ -471,8 +471,7 @@ std::uint32_t within_reach_vector(const T* x, const T* y, const T* z, std::uint3
         std::uint64_t near = simd::lane_bits<T, Arch>(d2 < r2);
         if (end - e < L)
             near &= (std::uint64_t(1) << (end - e)) - 1;
-        for (; near != 0; near &= near - 1) // lowest set lane first: increasing e
-            out[found++] = e + std::uint32_t(std::countr_zero(near));
+        found += simd::write_set_lanes(near, e, out + found); // lowest lane first: increasing e
     }
     return found;
 }
@@ -499,22 +498,21 @@ struct BodyLanes
     V x, y, z, px, py, pz, w;
 };
 
-/// Walks candidate lists in lanes, vector twin. Particles base + who[a] for a in [a_begin, a_end)
-/// are taken a lane group at a time (a_begin a multiple of the batch size); each lane's candidates
-/// are list[first[k] .. first[k] + count[k]) for k = who[a]. For a group: acc = start(own); then,
-/// step by step through the longest list, visit(acc, own, other, live, own_first) with `live`
-/// the lanes still in their list and `own_first` the lanes whose particle's index is below the
-/// candidate's; then finish(acc, own, a) for the group starting at a. Lanes past a_end, and lanes
-/// past their list's end, hold their own particle in `other` and are not live.
+/// Walks candidate lists in lanes, vector twin, over groups [g_begin, g_end) of a lane table laid
+/// out for this batch width: group g's rows start at row group_row[g] of `table` (rows of one index
+/// per lane), and its row count is group_row[g + 1] - group_row[g]. The first row holds each lane's
+/// own particle, the next rows its candidates in order, with the lane's own index where its list
+/// has ended. For a group: acc = start(own); then for each candidate row, visit(acc, own, other,
+/// live, own_first) with `live` the lanes whose row entry is not themselves and `own_first` the
+/// lanes whose own index is below the candidate's; then finish(acc, own, g * lanes). Every index is
+/// read with one vector load: no lane-by-lane bookkeeping between the gathers.
 template <class Arch, class T, class Start, class Visit, class Finish>
-void walk_candidates_vector(const StateArrays<T>& s, const std::uint32_t* who, std::size_t a_begin, std::size_t a_end,
-                            std::size_t base, const std::uint32_t* first, const std::uint32_t* count,
-                            const std::uint32_t* list, Start&& start, Visit&& visit, Finish&& finish)
+void walk_candidates_vector(const StateArrays<T>& s, const std::int32_t* table, const std::uint32_t* group_row,
+                            std::size_t g_begin, std::size_t g_end, Start&& start, Visit&& visit, Finish&& finish)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
-    const auto load = [&](const std::int32_t* index_lanes) {
-        const auto index = simd::load_indices<T, Arch>(index_lanes);
+    const auto load = [&](const simd::IndexBatch<T, Arch>& index) {
         return BodyLanes<B>{simd::gather<T, Arch>(s.x, index),
                             simd::gather<T, Arch>(s.y, index),
                             simd::gather<T, Arch>(s.z, index),
@@ -523,38 +521,20 @@ void walk_candidates_vector(const StateArrays<T>& s, const std::uint32_t* who, s
                             simd::gather<T, Arch>(s.pz, index),
                             s.inv_mass ? simd::gather<T, Arch>(s.inv_mass, index) : B(T(1))};
     };
-    alignas(simd::kAlignment) std::int32_t own_index[L], other_index[L];
-    alignas(simd::kAlignment) T live_lane[L], own_first_lane[L];
-    std::uint32_t lane_first[L], lane_count[L];
-    for (std::size_t a = a_begin; a < a_end; a += L)
+    for (std::size_t g = g_begin; g < g_end; ++g)
     {
-        std::uint32_t longest = 0;
-        for (std::size_t l = 0; l < L; ++l)
-        {
-            const bool real = a + l < a_end;
-            const std::uint32_t k = who[real ? a + l : a];
-            own_index[l] = std::int32_t(base + k);
-            lane_first[l] = first[k];
-            lane_count[l] = real ? count[k] : 0;
-            longest = std::max(longest, lane_count[l]);
-        }
+        const std::int32_t* row = table + std::size_t(group_row[g]) * L;
+        const std::int32_t* const last = table + std::size_t(group_row[g + 1]) * L;
+        const auto own_index = simd::load_indices<T, Arch>(row);
         const BodyLanes<B> own = load(own_index);
         auto acc = start(own);
-        for (std::uint32_t m = 0; m < longest; ++m)
+        for (row += L; row != last; row += L)
         {
-            for (std::size_t l = 0; l < L; ++l)
-            {
-                const bool live = m < lane_count[l];
-                const std::int32_t j = live ? std::int32_t(list[lane_first[l] + m]) : own_index[l];
-                other_index[l] = j;
-                live_lane[l] = live ? T(1) : T(0);
-                own_first_lane[l] = own_index[l] < j ? T(1) : T(0);
-            }
-            const B zero(T(0));
-            visit(acc, own, load(other_index), simd::load<T, Arch>(live_lane) != zero,
-                  simd::load<T, Arch>(own_first_lane) != zero);
+            const auto other_index = simd::load_indices<T, Arch>(row);
+            visit(acc, own, load(other_index), simd::index_mask<T, Arch>(other_index != own_index),
+                  simd::index_mask<T, Arch>(own_index < other_index));
         }
-        finish(acc, own, a);
+        finish(acc, own, g * L);
     }
 }
 

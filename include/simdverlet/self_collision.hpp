@@ -80,10 +80,15 @@ struct CandidateList
     std::vector<std::uint32_t> count;
     std::vector<std::uint32_t> list;   ///< particle indices
     std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in grid order
+    // The vector pass's lane table (see kernels::walk_candidates_vector), laid out on first use
+    // after a build for `table_lanes` lanes, 0 while not laid out.
+    std::size_t table_lanes = 0;
+    std::vector<std::int32_t> table;
+    std::vector<std::uint32_t> group_row;
     // Grid scratch: the cell of each particle, where each cell starts in the sorted order, the
     // particles sorted by cell and their positions in that order (a row of cells is then read as
     // one contiguous run).
-    std::vector<std::uint32_t> particle_cell, cell_start, by_cell;
+    std::vector<std::uint32_t> particle_cell, cell_start, by_cell, sorted_cell;
     std::vector<T> sorted_x, sorted_y, sorted_z;
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
@@ -211,22 +216,34 @@ bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, const std::ar
     return false;
 }
 
-/// The two largest distances particles of [begin, end) have moved since the list was built, the
-/// largest first. A pair can have closed by at most their sum. NaN positions count as infinitely
-/// far, so a diverged state rebuilds.
+/// How far apart the moves b -> a of n particles can take two of them: the two largest distances
+/// of a move from the centre of the moves' bounding box, the largest first. A pair's distance
+/// changes by at most |move_i - move_j| <= |move_i - c| + |move_j - c| for any c, so by at most
+/// their sum. Measured from the centre, a sheet that travels as a whole (a cape on a running
+/// character) counts as still. Anything non-finite counts as infinitely far.
 template <class T>
-std::pair<T, T> largest_drifts(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin,
-                               std::size_t end)
+std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
+                                       std::size_t n)
 {
-    T first = 0, second = 0; // squared
-    for (std::size_t i = begin; i < end; ++i)
+    const T inf = std::numeric_limits<T>::infinity();
+    Vec3<T> lo(inf, inf, inf), hi(-inf, -inf, -inf);
+    for (std::size_t k = 0; k < n; ++k)
     {
-        const std::size_t k = i - begin;
-        const T dx = s.x[i] - list.x[k], dy = s.y[i] - list.y[k], dz = s.z[i] - list.z[k];
+        const Vec3<T> move(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k]);
+        lo = lo.cwiseMin(move);
+        hi = hi.cwiseMax(move);
+    }
+    if (!lo.allFinite() || !hi.allFinite()) // a NaN does not reach min/max: catch it below
+        return {inf, inf};
+    const Vec3<T> centre = (lo + hi) * T(0.5);
+    T first = 0, second = 0; // squared
+    for (std::size_t k = 0; k < n; ++k)
+    {
+        const T dx = ax[k] - bx[k] - centre.x(), dy = ay[k] - by[k] - centre.y(), dz = az[k] - bz[k] - centre.z();
         T d2 = dx * dx + dy * dy + dz * dz;
         if (d2 != d2)
-            d2 = std::numeric_limits<T>::infinity();
-        if (d2 > second) // rare once the list has aged a step: the branch is well predicted
+            d2 = inf;
+        if (d2 > second) // rare after the first particles: the branch is well predicted
         {
             second = d2 > first ? first : d2;
             first = d2 > first ? d2 : first;
@@ -235,24 +252,11 @@ std::pair<T, T> largest_drifts(const CandidateList<T>& list, const StateArrays<T
     return {std::sqrt(first), std::sqrt(second)};
 }
 
-/// Largest squared distance any particle of [begin, end) moved in the last step (x - px).
-template <class T>
-T largest_step2(const StateArrays<T>& s, std::size_t begin, std::size_t end)
-{
-    T worst = 0;
-    for (std::size_t i = begin; i < end; ++i)
-    {
-        const T dx = s.x[i] - s.px[i], dy = s.y[i] - s.py[i], dz = s.z[i] - s.pz[i];
-        const T d2 = dx * dx + dy * dy + dz * dz;
-        worst = d2 > worst ? d2 : worst;
-    }
-    return worst;
-}
-
 /// Whether the list still holds exactly the pairs of [begin, end) that can be closer than
 /// `thickness` and are not joined by a spring: built for this range, thickness and these
 /// constraints (a tear or a new spring changes which pairs are exempt), and the two particles that
-/// moved most since moved less than the margin together (then no pair has closed by more).
+/// moved most since, relative to the others, moved less than the margin together (then no pair
+/// has closed by more).
 template <class T>
 bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end,
                      T thickness, std::uint64_t constraints_stamp)
@@ -260,11 +264,13 @@ bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std:
     if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness ||
         list.constraints_stamp != constraints_stamp)
         return false;
-    const auto drifts = largest_drifts(list, s, begin, end);
+    const auto drifts = largest_relative_moves(s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(),
+                                               list.z.data(), end - begin);
     return drifts.first + drifts.second <= list.margin;
 }
 
-/// How far ahead the list looks: eight steps of the fastest particle's motion, at least a
+/// How far ahead the list looks: eight steps of the fastest particle's motion relative to the
+/// range's (a sheet's flight as a whole closes no pair), at least a
 /// twentieth of the thickness (a pile at rest rebuilds rarely) and at most a quarter of it
 /// (candidates grow with the cube of the reach in a heap: measured, a build at half the thickness
 /// costs twice one at a quarter, more than the rebuilds it saves).
@@ -272,7 +278,9 @@ template <class T>
 T list_margin(const StateArrays<T>& s, std::size_t begin, std::size_t end, T thickness)
 {
     constexpr T kStepsAhead = T(4);
-    const T step = std::sqrt(largest_step2(s, begin, end));
+    const T step = largest_relative_moves(s.x + begin, s.y + begin, s.z + begin, s.px + begin, s.py + begin,
+                                          s.pz + begin, end - begin)
+                       .first;
     const T margin = T(2) * kStepsAhead * step;
     return std::clamp(margin == margin ? margin : thickness, thickness / T(20), thickness / T(4));
 }
@@ -307,6 +315,7 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     for (std::size_t b = 1; b < list.cell_start.size(); ++b)
         list.cell_start[b] += list.cell_start[b - 1];
     list.by_cell.resize(n);
+    list.sorted_cell.resize(n);
     // Padded by a padding block: the vector search reads a batch past a run's end.
     list.sorted_x.assign(n + simd::kPadLanes<T>, T(0));
     list.sorted_y.assign(n + simd::kPadLanes<T>, T(0));
@@ -317,6 +326,7 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
         {
             const std::uint32_t at = fill[list.particle_cell[k]]++;
             list.by_cell[at] = std::uint32_t(k);
+            list.sorted_cell[at] = list.particle_cell[k];
             list.sorted_x[at] = list.x[k];
             list.sorted_y[at] = list.y[k];
             list.sorted_z[at] = list.z[k];
@@ -338,31 +348,42 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
         auto& pairs = list.chunk_lists[chunks == 1 ? 0 : chunk_begin / chunk];
         pairs.clear();
         std::vector<std::uint32_t> hits; // places in the sorted arrays within reach; grows, never shrinks
+        // The four rows of later neighbour cells, shared by every particle of a cell: found once
+        // per cell.
+        std::size_t cell = cells;
+        std::uint32_t rows[4][2] = {}, own_end = 0;
         for (std::size_t e0 = chunk_begin; e0 < chunk_end; ++e0)
         {
+            const std::uint32_t at = list.sorted_cell[e0];
+            if (at == cells) // the non-finite particles, sorted last: no pairs
+                break;
+            if (at != cell)
+            {
+                cell = at;
+                const auto cx = std::int64_t(cell % std::size_t(grid.nx));
+                const auto cy = std::int64_t(cell / std::size_t(grid.nx) % std::size_t(grid.ny));
+                const auto cz = std::int64_t(cell / std::size_t(grid.nx * grid.ny));
+                const std::int64_t row_y[4] = {cy + 1, cy - 1, cy, cy + 1}, row_z[4] = {cz, cz + 1, cz + 1, cz + 1};
+                for (int r = 0; r < 4; ++r)
+                {
+                    const auto row_start = std::size_t(grid.index(cx - 1, row_y[r], row_z[r]));
+                    rows[r][0] = starts[row_start];
+                    rows[r][1] = starts[row_start + 3];
+                }
+                own_end = starts[cell + 2];
+            }
             const std::uint32_t k = members[e0];
             const Vec3<T> p(sx[e0], sy[e0], sz[e0]);
-            if (!p.allFinite())
-                continue;
-            const Vec3<T> t = (p - grid.origin) * grid.inv_cell;
-            const std::int64_t cx = std::int64_t(std::floor(t.x())) + 1, cy = std::int64_t(std::floor(t.y())) + 1,
-                               cz = std::int64_t(std::floor(t.z())) + 1;
-            const auto own = std::size_t(grid.index(cx, cy, cz));
-            const auto row_start = [&](std::int64_t y, std::int64_t z) {
-                return std::size_t(grid.index(cx - 1, y, z));
-            };
-            const std::uint32_t runs[5][2] = {
-                {std::uint32_t(e0 + 1), starts[own + 2]},
-                {starts[row_start(cy + 1, cz)], starts[row_start(cy + 1, cz) + 3]},
-                {starts[row_start(cy - 1, cz + 1)], starts[row_start(cy - 1, cz + 1) + 3]},
-                {starts[row_start(cy, cz + 1)], starts[row_start(cy, cz + 1) + 3]},
-                {starts[row_start(cy + 1, cz + 1)], starts[row_start(cy + 1, cz + 1) + 3]},
-            };
+            const std::uint32_t runs[5][2] = {{std::uint32_t(e0 + 1), own_end},
+                                              {rows[0][0], rows[0][1]},
+                                              {rows[1][0], rows[1][1]},
+                                              {rows[2][0], rows[2][1]},
+                                              {rows[3][0], rows[3][1]}};
             std::size_t most = 0;
             for (const auto& run : runs)
                 most += run[1] - run[0];
-            if (hits.size() < most + simd::kPadLanes<T>)
-                hits.resize(2 * (most + simd::kPadLanes<T>));
+            if (hits.size() < most + 16) // within_reach_vector may write 16 past its last hit
+                hits.resize(2 * (most + 16));
             std::uint32_t found = 0;
             for (const auto& run : runs)
                 found += vectorized
@@ -423,6 +444,7 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
         if (list.count[members[e0]] > 0)
             list.active.push_back(members[e0]);
 
+    list.table_lanes = 0;
     list.valid = true;
     list.begin = begin;
     list.end = end;
@@ -430,6 +452,45 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     list.margin = margin;
     list.constraints_stamp = world.constraints().edit_stamp();
     ++list.builds;
+}
+
+/// Lays the candidate lists out for a vector pass of `lanes` lanes: the active particles in groups
+/// of `lanes`, and for each group a row of the lanes' own indices followed by one row per step of
+/// its longest list, holding each lane's next candidate, or its own index once its list has ended
+/// (lanes past the last active particle repeat the group's first, with no candidates).
+template <class T>
+void lay_out_lanes(CandidateList<T>& list, std::size_t lanes)
+{
+    const auto& active = list.active;
+    const std::size_t groups = (active.size() + lanes - 1) / lanes;
+    list.group_row.resize(groups + 1);
+    std::size_t rows = 0;
+    for (std::size_t g = 0; g < groups; ++g)
+    {
+        list.group_row[g] = std::uint32_t(rows);
+        std::uint32_t longest = 0;
+        for (std::size_t a = g * lanes; a < std::min(active.size(), (g + 1) * lanes); ++a)
+            longest = std::max(longest, list.count[active[a]]);
+        rows += 1 + longest;
+    }
+    list.group_row[groups] = std::uint32_t(rows);
+    list.table.resize(rows * lanes);
+    for (std::size_t g = 0; g < groups; ++g)
+    {
+        std::int32_t* const rows_of_group = list.table.data() + std::size_t(list.group_row[g]) * lanes;
+        const std::size_t steps = list.group_row[g + 1] - list.group_row[g] - 1;
+        for (std::size_t l = 0; l < lanes; ++l)
+        {
+            const std::size_t a = g * lanes + l;
+            const std::uint32_t k = active[a < active.size() ? a : g * lanes];
+            const std::uint32_t count = a < active.size() ? list.count[k] : 0;
+            const auto own = std::int32_t(list.begin + k);
+            rows_of_group[l] = own;
+            for (std::size_t m = 0; m < steps; ++m)
+                rows_of_group[(m + 1) * lanes + l] = m < count ? std::int32_t(list.list[list.first[k] + m]) : own;
+        }
+    }
+    list.table_lanes = lanes;
 }
 
 /// What a particle's contacts add up to in one pass: the push-outs and friction corrections, how
@@ -486,11 +547,13 @@ void add_contact(ContactSum<V>& sum, const kernels::BodyLanes<V>& a, const kerne
 template <class T>
 int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin)
 {
+    constexpr std::size_t lanes = simd::kLanes<T>;
+    if (world.vectorized() && d.candidates.table_lanes != lanes)
+        lay_out_lanes(d.candidates, lanes);
     const auto& list = d.candidates;
     const auto& active = list.active;
-    const std::size_t lanes = simd::kPadLanes<T>;
     for (auto* scratch : {&d.corrected_x, &d.corrected_y, &d.corrected_z})
-        scratch->resize(active.size() + lanes);
+        scratch->resize(active.size() + simd::kPadLanes<T>);
     std::atomic<int> contacts{0};
     const T h = d.thickness, friction = d.friction;
     const auto start = [](const auto& own) {
@@ -514,8 +577,8 @@ int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArra
             found += simd::sum_lanes(sum.pairs);
         };
         if (world.vectorized())
-            kernels::walk_candidates_vector<xsimd::default_arch>(s, active.data(), chunk_begin, chunk_end, begin,
-                                                                 list.first.data(), list.count.data(), list.list.data(),
+            kernels::walk_candidates_vector<xsimd::default_arch>(s, list.table.data(), list.group_row.data(),
+                                                                 chunk_begin / lanes, (chunk_end + lanes - 1) / lanes,
                                                                  start, visit, finish);
         else
             kernels::walk_candidates_scalar(s, active.data(), chunk_begin, chunk_end, begin, list.first.data(),

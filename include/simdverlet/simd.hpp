@@ -3,6 +3,7 @@
 // the horizontal sum, the index type a gather needs, and the alignment of the allocator.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -148,6 +149,20 @@ IndexBatch<T, Arch> safe_indices(const IndexBatch<T, Arch>& index)
     return index & ~(index >> sign_shift);
 }
 
+/// A comparison of gather indices as a mask over the T lanes (the same count). AVX-512 keeps both
+/// in mask registers of the same bits; narrower sets convert (xsimd 8 has no batch_bool_cast).
+template <class T, class Arch>
+Mask<T, Arch> index_mask(const xsimd::batch_bool<typename IndexBatch<T, Arch>::value_type, Arch>& m)
+{
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>)
+        return Mask<T, Arch>(m.data);
+    else
+    {
+        using I = IndexBatch<T, Arch>;
+        return xsimd::to_float(xsimd::select(m, I(1), I(0))) != Batch<T, Arch>(T(0));
+    }
+}
+
 /// Mask of the first `n` lanes, for the last, partly filled batch of a range.
 template <class T, class Arch>
 Mask<T, Arch> first_lanes(std::size_t n)
@@ -182,6 +197,25 @@ std::uint64_t lane_bits(const Mask<T, Arch>& m)
             bits |= std::uint64_t(lanes[k] != T(0)) << k;
         return bits;
     }
+}
+
+/// Writes first + k for every set bit k of `bits` (k < 16), lowest first, to out; returns how many.
+/// AVX-512 compresses the lanes in a register and stores all sixteen, so `out` needs room for
+/// sixteen past the last written; elsewhere it walks the bits. Either way no branch depends on
+/// which bits are set, where the AVX-512 form avoids one per set bit.
+inline std::uint32_t write_set_lanes(std::uint64_t bits, std::uint32_t first, std::uint32_t* out)
+{
+#if XSIMD_WITH_AVX512F
+    const __m512i lanes = _mm512_add_epi32(_mm512_set1_epi32(std::int32_t(first)),
+                                           _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    _mm512_storeu_si512(out, _mm512_maskz_compress_epi32(__mmask16(bits), lanes));
+    return std::uint32_t(std::popcount(bits));
+#else
+    std::uint32_t found = 0;
+    for (; bits != 0; bits &= bits - 1)
+        out[found++] = first + std::uint32_t(std::countr_zero(bits));
+    return found;
+#endif
 }
 
 /// Horizontal sum: `hadd` in xsimd 8, `reduce_add` from 9 on.
