@@ -5,11 +5,8 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "same_bits.hpp"
 #include "support.hpp"
-
-#if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
-#endif
 
 using namespace simdverlet;
 using namespace simdverlet::testing;
@@ -456,24 +453,7 @@ TEMPLATE_TEST_CASE("self-collision gives the same bits vector or scalar, and for
         }
         return std::pair<Simulation<TestType>, int>(std::move(scene.sim), contacts);
     };
-    const auto reference = run([](auto&) {});
-    CHECK(reference.second > 100); // contacts were resolved
-    const auto scalar = run([](auto& s) { s.set_vectorized(false); });
-    CHECK(same_positions(scalar.first, reference.first));
-    std::vector<std::pair<std::string, std::shared_ptr<Executor>>> executors = {
-        {"serial executor", std::make_shared<SerialExecutor>()}};
-#if SIMDVERLET_HAVE_OPENMP
-    for (int threads : {1, 2, 3})
-        executors.emplace_back("OpenMP x" + std::to_string(threads), std::make_shared<OpenMPExecutor>(threads));
-#endif
-    for (const auto& named : executors)
-        for (std::size_t grain : {std::size_t(1), std::size_t(40), std::size_t(100)})
-        {
-            INFO(named.first << ", grain " << grain);
-            const auto executor = named.second;
-            const auto threaded = run([&](auto& s) { s.set_executor(executor, grain); });
-            CHECK(same_positions(threaded.first, reference.first));
-        }
+    CHECK(check_same_bits_on_every_path(run, 100) > 100); // contacts were resolved
 }
 
 TEST_CASE("a restored crumpling sheet steps on to the same bits, its neighbour list rebuilt or not",

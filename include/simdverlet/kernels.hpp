@@ -387,6 +387,8 @@ struct ParticleLanes
 /// vector twin. `movable` marks lanes inside the range whose particle is not pinned; fn must leave
 /// other lanes' values as it found them. Lane groups fn touched are stored back. Returns the number
 /// of touched particles. Any begin works: lanes before it are masked out, not read as a scalar head.
+/// A stage with per-particle data of its own takes a third argument, the particle in lane 0 (a
+/// multiple of the batch size), and reads its arrays there (simd::load_lanes).
 template <class Arch, class T, class Fn>
 int project_lanes_vector(const StateArrays<T>& s, std::size_t begin, std::size_t end, Fn&& fn)
 {
@@ -409,7 +411,11 @@ int project_lanes_vector(const StateArrays<T>& s, std::size_t begin, std::size_t
             movable = movable && (simd::load<T, Arch>(s.inv_mass + i) != zero);
         ParticleLanes<B> p{simd::load<T, Arch>(s.x + i),  simd::load<T, Arch>(s.y + i),  simd::load<T, Arch>(s.z + i),
                            simd::load<T, Arch>(s.px + i), simd::load<T, Arch>(s.py + i), simd::load<T, Arch>(s.pz + i)};
-        const M touched = fn(p, movable);
+        M touched;
+        if constexpr (std::is_invocable_v<Fn&, ParticleLanes<B>&, const M&>)
+            touched = fn(p, movable);
+        else
+            touched = fn(p, movable, i);
         if (!simd::any<T, Arch>(touched))
             continue;
         touched_count += simd::count<T, Arch>(touched);
@@ -423,7 +429,8 @@ int project_lanes_vector(const StateArrays<T>& s, std::size_t begin, std::size_t
     return touched_count;
 }
 
-/// Scalar twin of project_lanes_vector: fn receives ParticleLanes<T> and a bool.
+/// Scalar twin of project_lanes_vector: fn receives ParticleLanes<T>, a bool and, if it takes one,
+/// the particle's index.
 template <class T, class Fn>
 int project_lanes_scalar(const StateArrays<T>& s, std::size_t begin, std::size_t end, Fn&& fn)
 {
@@ -433,7 +440,12 @@ int project_lanes_scalar(const StateArrays<T>& s, std::size_t begin, std::size_t
         if (s.inv_mass && s.inv_mass[i] == T(0))
             continue;
         ParticleLanes<T> p{s.x[i], s.y[i], s.z[i], s.px[i], s.py[i], s.pz[i]};
-        if (!fn(p, true))
+        bool touched;
+        if constexpr (std::is_invocable_v<Fn&, ParticleLanes<T>&, bool>)
+            touched = fn(p, true);
+        else
+            touched = fn(p, true, i);
+        if (!touched)
             continue;
         ++touched_count;
         s.x[i] = p.x;

@@ -689,11 +689,7 @@ template <class T>
 SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> options)
 {
     detail::check_self_collision(options.thickness, options.friction, options.passes);
-    options.range.check();
-    if (options.range.end != ParticleRange::kToEnd && options.range.end > sim.size())
-        detail::raise<std::out_of_range>("simdverlet: self-collision range [" + std::to_string(options.range.begin) +
-                                         ", " + std::to_string(options.range.end) + ") is not inside the " +
-                                         std::to_string(sim.size()) + " particles");
+    options.range.check_inside(sim.size(), "self-collision");
     if (options.name.empty())
         detail::raise<std::invalid_argument>("simdverlet: self-collision needs a non-empty name");
     const auto world = detail::world_of(sim);

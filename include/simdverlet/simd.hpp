@@ -343,4 +343,44 @@ T sum_lanes(const Batch<T, Arch>& v)
     return simd::reduce_add<T, Arch>(v);
 }
 
+/// Lanes of a per-particle array: V = T reads p[0], a batch reads V::size aligned values from p.
+/// For stages whose per-particle data sits beside the state in arrays aligned like it.
+template <class V>
+V load_lanes(const Scalar<V>* p)
+{
+    if constexpr (std::is_floating_point_v<V>)
+        return *p;
+    else
+        return V::load_aligned(p);
+}
+
+/// src[index[k]] in lane k, V = T reading one; an index of -1 reads src[0] (mask that lane).
+template <class V>
+V gather_lanes(const Scalar<V>* src, const std::int32_t* index)
+{
+    if constexpr (std::is_floating_point_v<V>)
+        return src[*index < 0 ? 0 : *index];
+    else
+    {
+        using T = Scalar<V>;
+        using Arch = typename V::arch_type;
+        return gather<T, Arch>(src, safe_indices<T, Arch>(load_indices<T, Arch>(index)));
+    }
+}
+
+/// Whether index[k] >= 0, as a mask over V's lanes (a bool for V = T).
+template <class V>
+auto present_lanes(const std::int32_t* index)
+{
+    if constexpr (std::is_floating_point_v<V>)
+        return *index >= 0;
+    else
+    {
+        using T = Scalar<V>;
+        using Arch = typename V::arch_type;
+        using I = IndexBatch<T, Arch>;
+        return index_mask<T, Arch>(load_indices<T, Arch>(index) >= I(0));
+    }
+}
+
 } // namespace simdverlet::simd

@@ -386,6 +386,26 @@ class World
         m_executor->run(count, [&](std::size_t k) { fn(k * chunk, std::min(n, (k + 1) * chunk)); });
     }
 
+    /// Calls fn(b, e) over [begin, end) cut where the executor's chunks of [0, end) fall, so on
+    /// absolute indices: every bound inside is a whole padding block, and two calls never share a
+    /// lane group even when `begin` is not aligned (one call when serial).
+    template <class Fn>
+    void for_each_chunk_within(std::size_t begin, std::size_t end, Fn&& fn) const
+    {
+        const std::size_t chunk = chunk_size();
+        if (!m_executor || end - begin <= chunk)
+        {
+            fn(begin, end);
+            return;
+        }
+        const std::size_t first = begin / chunk, count = (end + chunk - 1) / chunk - first;
+        m_executor->run(count, [&](std::size_t k) {
+            const std::size_t b = std::max((first + k) * chunk, begin), e = std::min(end, (first + k + 1) * chunk);
+            if (b < e)
+                fn(b, e);
+        });
+    }
+
     /// True from the first step that left a coordinate non-finite. Nothing is clamped.
     bool diverged() const noexcept { return m_diverged; }
     std::uint64_t step_count() const noexcept { return m_steps; }

@@ -85,6 +85,17 @@ struct ParticleRange
             detail::raise<std::invalid_argument>("simdverlet: particle range [" + std::to_string(begin) + ", " +
                                                  std::to_string(end) + ") has begin after end");
     }
+
+    /// check(), and throws std::out_of_range when an explicit end lies past `size` particles,
+    /// naming `stage` (the stage the range is for).
+    void check_inside(std::size_t size, const std::string& stage) const
+    {
+        check();
+        if (end != kToEnd && end > size)
+            detail::raise<std::out_of_range>("simdverlet: " + stage + " range [" + std::to_string(begin) + ", " +
+                                             std::to_string(end) + ") is not inside the " + std::to_string(size) +
+                                             " particles");
+    }
 };
 
 /// Raw pointers to every array of a state, over the padded length. What kernels work on; user code

@@ -1,0 +1,340 @@
+// Strain limiting (Provot's deformation constraints): after the solve, the two ends of every live
+// spring stretched or compressed past a bound are moved back toward it. Explicit springs stiff
+// enough not to stretch need a stiffness, and so a substep count, that the frame cannot afford; a
+// limiter lets soft springs carry the motion and caps what they cannot hold.
+//
+// A pass is two half-sweeps over two colours (a breadth-first colouring of the springs, so a grid
+// cloth or a strand alternates). In each, a particle of that colour averages the corrections of
+// its own four slots, each its share of the pair's inverse mass of the excess, from positions no
+// one has moved in that half-sweep, and moves by 1.5 times that; only then do the particles of
+// that colour move. A particle writes only itself, so the result is the same for any thread count
+// and split; pinned particles never move.
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "constraints.hpp"
+#include "error.hpp"
+#include "kernels.hpp"
+#include "simd.hpp"
+#include "simulation.hpp"
+#include "stage_state.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// What add_strain_limit registers.
+template <class T>
+struct StrainLimitOptions
+{
+    /// Finite and >= 0: how far past its rest length a spring may stretch, as a fraction (0.1: 10 %).
+    T max_stretch = T(0.1);
+    /// Finite, in [0, 1): how far below its rest length a spring may shrink, as a fraction.
+    T max_compression = T(0.1);
+    /// Jacobi passes per step, >= 1. Each pass cuts the excess left by the previous one; more passes
+    /// hold the bounds more tightly (docs/performance.md measures the residual per pass count).
+    int passes = 4;
+    /// The particles whose springs are limited; default every particle, re-read each step.
+    ParticleRange range = {};
+    std::string name = "strain_limit"; ///< key in the position-projection registry and in snapshots
+};
+
+namespace detail
+{
+/// How a pass combines a particle's slot corrections. The defaults are what measured best on a soft
+/// sheet swinging down (docs/performance.md, "Strain limiting"): two colours, each particle moving
+/// by 1.5 x the mean of its acting slots' corrections. Summing them instead converges faster but
+/// diverged at one pass; plain Jacobi (one colour) converges slower.
+template <class T>
+struct LimitScheme
+{
+    bool coloured = true; ///< two half-sweeps, the second reading the first's results
+    bool averaged = true; ///< divide the summed corrections by the number of acting slots
+    T relaxation = T(1.5);
+};
+
+template <class T>
+struct StrainLimitData
+{
+    LimitScheme<T> scheme;
+    T max_stretch;
+    T max_compression;
+    int passes;
+    ParticleRange range;
+    std::string name;
+    std::weak_ptr<World<T>> world;
+    int limited = 0; ///< particles the last pass of the last step moved
+    // One pass's new positions, from the first particle's padding block on (so lane groups store
+    // them aligned).
+    simd::AlignedVector<T> next_x, next_y, next_z;
+    // Two colours such that (as far as the springs allow) no spring joins two particles of one
+    // colour, from `colour_first` on; recomputed when the range or the constraints change.
+    bool colours_valid = false;
+    std::uint64_t colour_stamp = 0;
+    std::size_t colour_begin = 0, colour_end = 0, colour_first = 0;
+    simd::AlignedVector<T> colour;
+};
+
+/// Colours [begin, end) 0 and 1 by a breadth-first walk over the live springs, alternating: a
+/// grid cloth or a strand's neighbours get the other colour. A spring closing an odd loop joins
+/// two particles of one colour, which then read each other's old positions: still deterministic.
+template <class T>
+void colour_particles(StrainLimitData<T>& d, const World<T>& world, std::size_t begin, std::size_t end)
+{
+    const auto c = world.constraints().arrays_view();
+    d.colour_first = begin / simd::kPadLanes<T> * simd::kPadLanes<T>;
+    d.colour.assign(simd::padded_count<T>(end - d.colour_first), T(-1));
+    T* const colour = d.colour.data();
+    std::vector<std::size_t> queue;
+    for (std::size_t start = begin; start < end; ++start)
+    {
+        if (colour[start - d.colour_first] >= T(0))
+            continue;
+        colour[start - d.colour_first] = T(0);
+        queue.assign(1, start);
+        for (std::size_t at = 0; at < queue.size(); ++at)
+        {
+            const std::size_t i = queue[at];
+            for (int a = 0; a < 4; ++a)
+            {
+                const std::int32_t j = c.neighbour[a][i];
+                if (!(c.stiffness[a][i] > T(0)) || j < std::int32_t(begin) || std::size_t(j) >= end)
+                    continue;
+                T& cj = colour[std::size_t(j) - d.colour_first];
+                if (cj < T(0))
+                {
+                    cj = T(1) - colour[i - d.colour_first];
+                    queue.push_back(std::size_t(j));
+                }
+            }
+        }
+    }
+    d.colours_valid = true;
+    d.colour_stamp = world.constraints().edit_stamp();
+    d.colour_begin = begin;
+    d.colour_end = end;
+}
+
+
+template <class T>
+void check_strain_limit(T max_stretch, T max_compression, int passes)
+{
+    if (!std::isfinite(max_stretch) || max_stretch < T(0))
+        detail::raise<std::invalid_argument>("simdverlet: strain limit max_stretch must be finite and >= 0, got " +
+                                             number(max_stretch));
+    if (!std::isfinite(max_compression) || max_compression < T(0) || max_compression >= T(1))
+        detail::raise<std::invalid_argument>(
+            "simdverlet: strain limit max_compression must be finite and in [0, 1), got " + number(max_compression));
+    if (passes < 1)
+        detail::raise<std::invalid_argument>("simdverlet: strain limit passes must be >= 1, got " +
+                                             std::to_string(passes));
+}
+
+/// Particle i's new position from its four slots, written once for a scalar (V = T, M = bool) and
+/// a batch of lanes. Each live slot whose spring lies outside [rest (1 - compression), rest (1 +
+/// stretch)] moves i along the spring by its inverse-mass share of the excess; the corrections of
+/// the slots are summed, as the solve sums their forces.
+template <class T, class V, class M>
+M limit_slots(kernels::ParticleLanes<V>& p, const M& movable, const StateArrays<T>& s, const ConstraintArrays<T>& c,
+              std::size_t i, T stretch, T compression, const LimitScheme<T>& scheme)
+{
+    const V zero(T(0)), one(T(1));
+    const V w = s.inv_mass ? simd::load_lanes<V>(s.inv_mass + i) : one;
+    V cx = zero, cy = zero, cz = zero, count = zero;
+    M moved(false);
+    for (int a = 0; a < 4; ++a)
+    {
+        const std::int32_t* const j = c.neighbour[a] + i;
+        const V rest = simd::load_lanes<V>(c.rest[a] + i);
+        const M live = simd::load_lanes<V>(c.stiffness[a] + i) > zero;
+        const V dx = simd::gather_lanes<V>(s.x, j) - p.x, dy = simd::gather_lanes<V>(s.y, j) - p.y,
+                dz = simd::gather_lanes<V>(s.z, j) - p.z;
+        const V wj = s.inv_mass ? simd::gather_lanes<V>(s.inv_mass, j) : one;
+        const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
+        const V longest = rest * V(T(1) + stretch), shortest = rest * V(T(1) - compression);
+        const V excess = simd::select(length > longest, length - longest,
+                                      simd::select(length < shortest, length - shortest, zero));
+        const M act = movable && live && (excess != zero) && (length > zero) && (w + wj > zero);
+        if (!simd::any(act))
+            continue;
+        const V scale = simd::select(act, w / (w + wj) * excess / length, zero);
+        cx = cx + scale * dx;
+        cy = cy + scale * dy;
+        cz = cz + scale * dz;
+        count = count + simd::select(act, one, zero);
+        moved = moved || act;
+    }
+    const V f = scheme.averaged ? V(scheme.relaxation) / simd::max(count, one) : V(scheme.relaxation);
+    p.x = p.x + f * cx;
+    p.y = p.y + f * cy;
+    p.z = p.z + f * cz;
+    return moved;
+}
+
+/// One Jacobi pass over [begin, end): new positions into scratch from the unchanged arrays, then
+/// written back. Returns the particles moved.
+template <class T>
+int limit_pass(StrainLimitData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
+               std::size_t end, T only_colour)
+{
+    const auto c = world.constraints().arrays_view();
+    const std::size_t first = begin / simd::kPadLanes<T> * simd::kPadLanes<T>;
+    for (auto* scratch : {&d.next_x, &d.next_y, &d.next_z})
+        scratch->resize(simd::padded_count<T>(end - first));
+    T* const nx = d.next_x.data();
+    T* const ny = d.next_y.data();
+    T* const nz = d.next_z.data();
+    const T stretch = d.max_stretch, compression = d.max_compression;
+    // Gather: each particle's new position, stored whole (moved or not); nothing written back yet.
+    const auto gather = [&](auto& p, const auto& movable, std::size_t i) {
+        using V = std::decay_t<decltype(p.x)>;
+        const auto mine = only_colour < T(0) ? movable
+                                             : movable && (simd::load_lanes<V>(d.colour.data() + (i - d.colour_first)) ==
+                                                           V(only_colour));
+        const auto moved = limit_slots(p, mine, s, c, i, stretch, compression, d.scheme);
+        simd::store_at(nx + (i - first), p.x);
+        simd::store_at(ny + (i - first), p.y);
+        simd::store_at(nz + (i - first), p.z);
+        return std::decay_t<decltype(moved)>(false); // store nothing back
+    };
+    // Apply: the movable particles take their new positions.
+    const auto apply = [&](auto& p, const auto& movable, std::size_t i) {
+        using V = std::decay_t<decltype(p.x)>;
+        const V x = simd::load_lanes<V>(nx + (i - first)), y = simd::load_lanes<V>(ny + (i - first)),
+                z = simd::load_lanes<V>(nz + (i - first));
+        const auto moved = movable && ((x != p.x) || (y != p.y) || (z != p.z));
+        p.x = simd::select(moved, x, p.x);
+        p.y = simd::select(moved, y, p.y);
+        p.z = simd::select(moved, z, p.z);
+        return moved;
+    };
+    std::atomic<int> moved{0};
+    const auto sweep = [&](const auto& fn, bool count) {
+        world.for_each_chunk_within(begin, end, [&](std::size_t b, std::size_t e) {
+            const int n = world.vectorized() ? kernels::project_lanes_vector<xsimd::default_arch>(s, b, e, fn)
+                                             : kernels::project_lanes_scalar(s, b, e, fn);
+            if (count)
+                moved.fetch_add(n, std::memory_order_relaxed);
+        });
+    };
+    sweep(gather, false);
+    sweep(apply, true);
+    return moved.load();
+}
+
+template <class T>
+void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state)
+{
+    d.limited = 0;
+    const auto bounds = d.range.resolve(state.size());
+    if (bounds.second <= bounds.first)
+        return;
+    const auto s = state.arrays_view();
+    const bool coloured = d.scheme.coloured;
+    if (coloured && (!d.colours_valid || d.colour_begin != bounds.first || d.colour_end != bounds.second ||
+                     d.colour_stamp != world.constraints().edit_stamp()))
+        colour_particles(d, world, bounds.first, bounds.second);
+    for (int pass = 0; pass < d.passes; ++pass)
+        if (coloured)
+        {
+            d.limited = limit_pass(d, world, s, bounds.first, bounds.second, T(0));
+            d.limited += limit_pass(d, world, s, bounds.first, bounds.second, T(1));
+        }
+        else
+            d.limited = limit_pass(d, world, s, bounds.first, bounds.second, T(-1));
+}
+} // namespace detail
+
+/// Live handle of a registered strain limit.
+template <class T>
+class StrainLimit;
+
+namespace detail
+{
+/// The data behind a handle: for the benchmark that compares limiting schemes.
+template <class T>
+std::shared_ptr<StrainLimitData<T>> strain_limit_data(const StrainLimit<T>& handle);
+} // namespace detail
+
+template <class T>
+class StrainLimit
+{
+  public:
+    /// Particles the last pass of the last step moved (both colours): how many were still on a
+    /// spring out of bounds.
+    int limited() const noexcept { return m_data->limited; }
+
+    T max_stretch() const noexcept { return m_data->max_stretch; }
+    T max_compression() const noexcept { return m_data->max_compression; }
+    int passes() const noexcept { return m_data->passes; }
+    /// Throws std::invalid_argument, changing nothing, on a bound or pass count add_strain_limit
+    /// would refuse.
+    void set_bounds(T max_stretch, T max_compression)
+    {
+        detail::check_strain_limit(max_stretch, max_compression, m_data->passes);
+        m_data->max_stretch = max_stretch;
+        m_data->max_compression = max_compression;
+    }
+    void set_passes(int passes)
+    {
+        detail::check_strain_limit(m_data->max_stretch, m_data->max_compression, passes);
+        m_data->passes = passes;
+    }
+
+    /// Unregisters the stage; returns whether it was registered. Throws std::logic_error when the
+    /// simulation is gone.
+    bool remove()
+    {
+        return detail::lock_world(m_data->world, "strain limit '" + m_data->name + "'")
+            ->remove_position_projection(m_data->name);
+    }
+
+  private:
+    template <class U>
+    friend StrainLimit<U> add_strain_limit(Simulation<U>& sim, StrainLimitOptions<U> options);
+    template <class U>
+    friend std::shared_ptr<detail::StrainLimitData<U>> detail::strain_limit_data(const StrainLimit<U>& handle);
+    explicit StrainLimit(std::shared_ptr<detail::StrainLimitData<T>> data) : m_data(std::move(data)) {}
+    std::shared_ptr<detail::StrainLimitData<T>> m_data;
+};
+
+template <class T>
+std::shared_ptr<detail::StrainLimitData<T>> detail::strain_limit_data(const StrainLimit<T>& handle)
+{
+    return handle.m_data;
+}
+
+/// Registers strain limiting as a position projection (after the stages registered before it)
+/// and returns its handle. Throws, registering nothing, on a negative or non-finite bound, a
+/// compression bound of 1 or more, passes < 1, an empty name, or a range not inside the simulation.
+template <class T>
+StrainLimit<T> add_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> options)
+{
+    detail::check_strain_limit(options.max_stretch, options.max_compression, options.passes);
+    options.range.check_inside(sim.size(), "strain limit");
+    if (options.name.empty())
+        detail::raise<std::invalid_argument>("simdverlet: a strain limit needs a non-empty name");
+    const auto world = detail::world_of(sim);
+    auto data = std::make_shared<detail::StrainLimitData<T>>();
+    data->max_stretch = options.max_stretch;
+    data->max_compression = options.max_compression;
+    data->passes = options.passes;
+    data->range = options.range;
+    data->name = options.name;
+    data->world = world;
+    sim.add_position_projection(
+        options.name, [data, w = world.get()](State3<T>& state, T) { detail::limit_strain(*data, *w, state); });
+    sim.add_stage_state(options.name, detail::field_state(data, [](detail::StrainLimitData<T>& l) {
+                            return std::tie(l.max_stretch, l.max_compression, l.passes);
+                        }));
+    return StrainLimit<T>(std::move(data));
+}
+
+} // namespace simdverlet

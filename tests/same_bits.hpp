@@ -1,0 +1,50 @@
+// The determinism check every stage's tests share: a scene run as given, scalar, and over every
+// executor and grain gives the same bits.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catch.hpp"
+#include "support.hpp"
+
+#if SIMDVERLET_HAVE_OPENMP
+#    include <simdverlet/parallel/openmp.hpp>
+#endif
+
+namespace simdverlet::testing
+{
+
+/// `run(configure)` builds a scene, calls configure(sim), steps it and returns the simulation and
+/// a count the stage reported. Checks that the scalar path and the serial executor and OpenMP on
+/// 1, 2 and 3 threads, each at grains 1, 40 and `large_grain`, give the reference's positions, and
+/// the scalar path its count too. Returns the reference's count, for the caller to check that the
+/// stage did work.
+template <class Run>
+int check_same_bits_on_every_path(Run run, std::size_t large_grain = 1000)
+{
+    const auto reference = run([](auto&) {});
+    const auto scalar = run([](auto& s) { s.set_vectorized(false); });
+    CHECK(same_positions(scalar.first, reference.first));
+    CHECK(scalar.second == reference.second);
+    std::vector<std::pair<std::string, std::shared_ptr<Executor>>> executors = {
+        {"serial executor", std::make_shared<SerialExecutor>()}};
+#if SIMDVERLET_HAVE_OPENMP
+    for (int threads : {1, 2, 3})
+        executors.emplace_back("OpenMP x" + std::to_string(threads), std::make_shared<OpenMPExecutor>(threads));
+#endif
+    for (const auto& named : executors)
+        for (std::size_t grain : {std::size_t(1), std::size_t(40), large_grain})
+        {
+            INFO(named.first << ", grain " << grain);
+            const auto executor = named.second;
+            const auto threaded = run([&](auto& s) { s.set_executor(executor, grain); });
+            CHECK(same_positions(threaded.first, reference.first));
+        }
+    return reference.second;
+}
+
+} // namespace simdverlet::testing
