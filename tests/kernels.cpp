@@ -183,3 +183,29 @@ TEMPLATE_TEST_CASE("the neighbour search's vector twin finds the scalar twin's p
             }
     CHECK(found_total > 50); // the runs did hold points within reach
 }
+
+TEMPLATE_TEST_CASE("the finiteness check's vector twin finds a NaN or an infinity wherever it sits", "[kernels]", float,
+                   double)
+{
+    // 37 particles: whole batches and a tail on every width.
+    Simulation<TestType> sim;
+    for (int i = 0; i < 37; ++i)
+        sim.add_particle(Vec3<TestType>(TestType(i), TestType(-i), TestType(0.5) * TestType(i)));
+    const auto s = sim.state().arrays_view();
+    CHECK(kernels::all_finite_vector<xsimd::default_arch>(s));
+    CHECK(kernels::all_finite(s));
+    const TestType bad[] = {std::numeric_limits<TestType>::quiet_NaN(), std::numeric_limits<TestType>::infinity(),
+                            -std::numeric_limits<TestType>::infinity()};
+    for (std::size_t i : {std::size_t(0), std::size_t(5), std::size_t(17), std::size_t(31), std::size_t(36)})
+        for (TestType* axis : {s.x, s.y, s.z})
+            for (const TestType value : bad)
+            {
+                const TestType kept = axis[i];
+                axis[i] = value;
+                INFO("particle " << i << ", value " << value);
+                CHECK_FALSE(kernels::all_finite_vector<xsimd::default_arch>(s));
+                CHECK_FALSE(kernels::all_finite(s));
+                axis[i] = kept;
+            }
+    CHECK(kernels::all_finite_vector<xsimd::default_arch>(s));
+}

@@ -74,7 +74,7 @@ TEST_CASE("a free sheet whose targets circle every frame stays within max_distan
         worst_free = std::max(worst_free, free.worst_from(targets));
     }
     CHECK(worst <= 0.1f + 1e-5f); // float rounding of coordinates near 3 units
-    CHECK(worst > 0.09f); // gravity and the circling pull particles to the limit
+    CHECK(worst > 0.09f);         // gravity and the circling pull particles to the limit
     CHECK(worst_free > 1.0f);
     CHECK(motion.moved() > 0);
 }
@@ -100,9 +100,9 @@ TEST_CASE("a backstop keeps the cloth outside a sphere behind its targets, where
     // behind the targets' surface stops it there.
     const auto run = [](float backstop_radius) {
         CirclingTargets<float> scene;
-        auto motion = add_motion_constraints(scene.sim, {}, MotionOptions<float>{.max_distance = 0.3f,
-                                                                               .backstop_radius = backstop_radius,
-                                                                               .backstop_distance = 0.05f});
+        auto motion = add_motion_constraints(
+            scene.sim, {},
+            MotionOptions<float>{.max_distance = 0.3f, .backstop_radius = backstop_radius, .backstop_distance = 0.05f});
         motion.set_targets(scene.layout, scene.up());
         float deepest = 0; // how far below the targets' surface (y = 0) any particle went
         for (int f = 0; f < 120; ++f)
@@ -125,9 +125,9 @@ TEMPLATE_TEST_CASE("motion constraints give the same bits vector or scalar, and 
     REQUIRE(simd::kLanes<TestType> > 1);
     const auto run = [](auto configure) {
         CirclingTargets<TestType> scene;
-        auto motion = add_motion_constraints(scene.sim, {.begin = 3, .end = 250},
-                                             MotionOptions<TestType>{.max_distance = TestType(0.05),
-                                                                     .backstop_radius = TestType(0.5)});
+        auto motion = add_motion_constraints(
+            scene.sim, {.begin = 3, .end = 250},
+            MotionOptions<TestType>{.max_distance = TestType(0.05), .backstop_radius = TestType(0.5)});
         configure(scene.sim);
         int moved = 0;
         for (int f = 1; f <= 30; ++f)
@@ -204,8 +204,10 @@ TEST_CASE("motion constraints refuse bad input, naming it, and leave the simulat
     CHECK_THROWS_WITH(motion.set_targets(four, bad), ContainsSubstring("motion normal 2 is not finite"));
     CHECK_THROWS_WITH(motion.set_max_distance(-0.1f), ContainsSubstring("got -0.1"));
     const std::vector<float> distances = {0.1f, 0.2f, -3.0f, 0.4f};
-    CHECK_THROWS_WITH(motion.set_max_distance(distances), ContainsSubstring("max distance 2 must be finite and >= 0, got -3"));
-    CHECK_THROWS_WITH(motion.set_max_distance(std::vector<float>(2, 0.1f)), ContainsSubstring("need 4 max distances, got 2"));
+    CHECK_THROWS_WITH(motion.set_max_distance(distances),
+                      ContainsSubstring("max distance 2 must be finite and >= 0, got -3"));
+    CHECK_THROWS_WITH(motion.set_max_distance(std::vector<float>(2, 0.1f)),
+                      ContainsSubstring("need 4 max distances, got 2"));
     CHECK(motion.max_distance(2) == 0.2f);
     // Nothing changed: the targets are still the layout, so one step leaves particle 0 within 0.2
     // of where it was laid.

@@ -195,6 +195,9 @@ struct FullWorld
     Wind<T> wind;
     Strand<T> rope;
     SelfCollision<T> self;
+    Tethers<T> tethers;
+    StrainLimit<T> limit;
+    MotionConstraints<T> motion;
 
     explicit FullWorld(Simulation<T>& sim)
         : cloth(add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }})),
@@ -211,7 +214,12 @@ struct FullWorld
                                 .spacing = T(0.3),
                                 .bend_stiffness = T(0.3),
                                 .position = [](int n) { return Vec3<T>(T(0), T(4.5) + T(0.3) * T(n + 1), T(0)); }})),
-          self(add_self_collision(sim, SelfCollisionOptions<T>{.thickness = T(0.45)}))
+          self(add_self_collision(sim, SelfCollisionOptions<T>{.thickness = T(0.45)})),
+          // Loose enough that the hand still tears the sheet (tearing at 0.25 strain).
+          tethers(add_tethers(sim, cloth, TetherOptions<T>{.slack = T(1.6)})),
+          limit(add_strain_limit(
+              sim, StrainLimitOptions<T>{.max_stretch = T(0.35), .max_compression = T(0.3), .passes = 2})),
+          motion(add_motion_constraints(sim, rope.range(), MotionOptions<T>{.max_distance = T(1.5)}))
     {
         rope.attach_to(cloth.index(0, 9), 0);
         cloth.grab_nearest(grab_target(0));

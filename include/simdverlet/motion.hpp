@@ -126,7 +126,7 @@ void follow_targets(MotionData<T>& d, const World<T>& world, State3<T>& state)
     };
     std::atomic<int> moved{0};
     world.for_each_chunk_within(d.begin, d.begin + d.count, [&](std::size_t b, std::size_t e) {
-        const int n = world.vectorized() ? kernels::project_lanes_vector<xsimd::default_arch>(s, b, e, follow)
+        const int n = world.vectorized() ? kernels::project_lanes_vector<xsimd::default_arch, false>(s, b, e, follow)
                                          : kernels::project_lanes_scalar(s, b, e, follow);
         moved.fetch_add(n, std::memory_order_relaxed);
     });

@@ -354,17 +354,66 @@ V load_lanes(const Scalar<V>* p)
         return V::load_aligned(p);
 }
 
-/// src[index[k]] in lane k, V = T reading one; an index of -1 reads src[0] (mask that lane).
+/// Where a lane group reads another particle's values: for V = T the index, for a batch the
+/// indices, and whether they run on from the first, one per lane (a grid's neighbours, a pinned
+/// row's anchors), so that one contiguous load replaces a gather.
 template <class V>
-V gather_lanes(const Scalar<V>* src, const std::int32_t* index)
+struct LaneIndex
+{
+    std::int32_t index;
+};
+
+template <class T, class Arch>
+struct LaneIndex<xsimd::batch<T, Arch>>
+{
+    IndexBatch<T, Arch> safe; ///< -1 replaced by 0
+    std::int64_t first;       ///< the first lane's index
+    bool run;                 ///< every lane's index is first + lane, or -1
+};
+
+/// The lanes' indices index[0 .. lanes) into arrays of `length` values (-1: no particle, the lane
+/// reads something and must be masked). Runs are used only when `runs` is true and the run fits.
+template <class V>
+LaneIndex<V> lane_index(const std::int32_t* index, std::size_t length, bool runs)
 {
     if constexpr (std::is_floating_point_v<V>)
-        return src[*index < 0 ? 0 : *index];
+    {
+        (void)length;
+        (void)runs;
+        return {*index};
+    }
     else
     {
         using T = Scalar<V>;
         using Arch = typename V::arch_type;
-        return gather<T, Arch>(src, safe_indices<T, Arch>(load_indices<T, Arch>(index)));
+        using I = IndexBatch<T, Arch>;
+        using E = typename I::value_type;
+        const I idx = load_indices<T, Arch>(index);
+        const std::int64_t first = index[0];
+        bool run = runs && first >= 0 && std::size_t(first) + V::size <= length;
+        if (run)
+        {
+            // From constant memory: lanes stored one by one and loaded whole would stall the load.
+            alignas(kAlignment) static constexpr E iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+            static_assert(V::size <= 16);
+            run = xsimd::all((idx == I::load_aligned(iota) + I(E(first))) || (idx == I(E(-1))));
+        }
+        return {safe_indices<T, Arch>(idx), first, run};
+    }
+}
+
+/// src at the lanes' indices: one value, a contiguous load for a run, else a gather. The same
+/// values either way.
+template <class V>
+V read_lanes(const Scalar<V>* src, const LaneIndex<V>& at)
+{
+    if constexpr (std::is_floating_point_v<V>)
+        return src[at.index < 0 ? 0 : at.index];
+    else
+    {
+        using T = Scalar<V>;
+        using Arch = typename V::arch_type;
+        return at.run ? V::load_unaligned(src + at.first) : gather<T, Arch>(src, at.safe);
     }
 }
 

@@ -480,7 +480,8 @@ class World
         m_projections.run(m_state, dt);
         m_edits.run(m_state, m_constraints, dt);
         if (!m_projections.empty() && finite)
-            finite = kernels::all_finite(m_state.arrays_view());
+            finite = m_vectorized ? kernels::all_finite_vector<xsimd::default_arch>(m_state.arrays_view())
+                                  : kernels::all_finite(m_state.arrays_view());
         ++m_steps;
         if (!finite && !m_diverged)
             report_divergence(dt, params.iterations);

@@ -3,12 +3,10 @@
 // enough not to stretch need a stiffness, and so a substep count, that the frame cannot afford; a
 // limiter lets soft springs carry the motion and caps what they cannot hold.
 //
-// A pass is two half-sweeps over two colours (a breadth-first colouring of the springs, so a grid
-// cloth or a strand alternates). In each, a particle of that colour averages the corrections of
-// its own four slots, each its share of the pair's inverse mass of the excess, from positions no
-// one has moved in that half-sweep, and moves by 1.5 times that; only then do the particles of
-// that colour move. A particle writes only itself, so the result is the same for any thread count
-// and split; pinned particles never move.
+// Each pass is Jacobi: every particle averages the corrections of its own four slots, each its
+// share of the pair's inverse mass of the excess, from positions no one has moved yet, and moves
+// by that; only then do the particles move. A particle writes only itself, so the result
+// is the same for any thread count and split; pinned particles never move.
 #pragma once
 
 #include <atomic>
@@ -48,16 +46,18 @@ struct StrainLimitOptions
 
 namespace detail
 {
-/// How a pass combines a particle's slot corrections. The defaults are what measured best on a soft
-/// sheet swinging down (docs/performance.md, "Strain limiting"): two colours, each particle moving
-/// by 1.5 x the mean of its acting slots' corrections. Summing them instead converges faster but
-/// diverged at one pass; plain Jacobi (one colour) converges slower.
+/// How a pass combines a particle's slot corrections. The defaults are the ones that never did worse
+/// than no limiter in the measurements (BM_strain_limit_schemes and BM_hanging_256_tethers;
+/// docs/performance.md, "Strain limiting"): Jacobi, each particle moving by the mean of its acting
+/// slots' corrections. Over-relaxing the mean by 1.5 converged faster on a soft sheet but doubled
+/// the peak strain of the stiff peer sheet; summing the corrections diverged at one pass; two
+/// colours converged better at 16 passes but worse at 4, for 1.7 x the time.
 template <class T>
 struct LimitScheme
 {
-    bool coloured = true; ///< two half-sweeps, the second reading the first's results
-    bool averaged = true; ///< divide the summed corrections by the number of acting slots
-    T relaxation = T(1.5);
+    bool coloured = false; ///< two half-sweeps, the second reading the first's results
+    bool averaged = true;  ///< divide the summed corrections by the number of acting slots
+    T relaxation = T(1);   ///< factor on the (mean or summed) correction
 };
 
 template <class T>
@@ -77,6 +77,7 @@ struct StrainLimitData
     // Two colours such that (as far as the springs allow) no spring joins two particles of one
     // colour, from `colour_first` on; recomputed when the range or the constraints change.
     bool colours_valid = false;
+    bool colours_proper = false; ///< no live spring joins two particles of one colour
     std::uint64_t colour_stamp = 0;
     std::size_t colour_begin = 0, colour_end = 0, colour_first = 0;
     simd::AlignedVector<T> colour;
@@ -116,12 +117,20 @@ void colour_particles(StrainLimitData<T>& d, const World<T>& world, std::size_t 
             }
         }
     }
+    d.colours_proper = true;
+    for (std::size_t i = begin; i < end && d.colours_proper; ++i)
+        for (int a = 0; a < 4; ++a)
+        {
+            const std::int32_t j = c.neighbour[a][i];
+            if (c.stiffness[a][i] > T(0) && j >= std::int32_t(begin) && std::size_t(j) < end &&
+                colour[std::size_t(j) - d.colour_first] == colour[i - d.colour_first])
+                d.colours_proper = false;
+        }
     d.colours_valid = true;
     d.colour_stamp = world.constraints().edit_stamp();
     d.colour_begin = begin;
     d.colour_end = end;
 }
-
 
 template <class T>
 void check_strain_limit(T max_stretch, T max_compression, int passes)
@@ -143,7 +152,7 @@ void check_strain_limit(T max_stretch, T max_compression, int passes)
 /// the slots are summed, as the solve sums their forces.
 template <class T, class V, class M>
 M limit_slots(kernels::ParticleLanes<V>& p, const M& movable, const StateArrays<T>& s, const ConstraintArrays<T>& c,
-              std::size_t i, T stretch, T compression, const LimitScheme<T>& scheme)
+              std::size_t i, T stretch, T compression, const LimitScheme<T>& scheme, bool runs)
 {
     const V zero(T(0)), one(T(1));
     const V w = s.inv_mass ? simd::load_lanes<V>(s.inv_mass + i) : one;
@@ -151,12 +160,15 @@ M limit_slots(kernels::ParticleLanes<V>& p, const M& movable, const StateArrays<
     M moved(false);
     for (int a = 0; a < 4; ++a)
     {
-        const std::int32_t* const j = c.neighbour[a] + i;
-        const V rest = simd::load_lanes<V>(c.rest[a] + i);
         const M live = simd::load_lanes<V>(c.stiffness[a] + i) > zero;
-        const V dx = simd::gather_lanes<V>(s.x, j) - p.x, dy = simd::gather_lanes<V>(s.y, j) - p.y,
-                dz = simd::gather_lanes<V>(s.z, j) - p.z;
-        const V wj = s.inv_mass ? simd::gather_lanes<V>(s.inv_mass, j) : one;
+        if (!simd::any(live && movable))
+            continue;
+        // A grid's neighbours in one slot sit at one offset: contiguous loads, no gather.
+        const auto j = simd::lane_index<V>(c.neighbour[a] + i, s.padded, runs);
+        const V rest = simd::load_lanes<V>(c.rest[a] + i);
+        const V dx = simd::read_lanes<V>(s.x, j) - p.x, dy = simd::read_lanes<V>(s.y, j) - p.y,
+                dz = simd::read_lanes<V>(s.z, j) - p.z;
+        const V wj = s.inv_mass ? simd::read_lanes<V>(s.inv_mass, j) : one;
         const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
         const V longest = rest * V(T(1) + stretch), shortest = rest * V(T(1) - compression);
         const V excess = simd::select(length > longest, length - longest,
@@ -192,13 +204,15 @@ int limit_pass(StrainLimitData<T>& d, const World<T>& world, const StateArrays<T
     T* const ny = d.next_y.data();
     T* const nz = d.next_z.data();
     const T stretch = d.max_stretch, compression = d.max_compression;
+    const bool runs = world.grid_path();
     // Gather: each particle's new position, stored whole (moved or not); nothing written back yet.
     const auto gather = [&](auto& p, const auto& movable, std::size_t i) {
         using V = std::decay_t<decltype(p.x)>;
-        const auto mine = only_colour < T(0) ? movable
-                                             : movable && (simd::load_lanes<V>(d.colour.data() + (i - d.colour_first)) ==
-                                                           V(only_colour));
-        const auto moved = limit_slots(p, mine, s, c, i, stretch, compression, d.scheme);
+        const auto mine = only_colour < T(0)
+                              ? movable
+                              : movable &&
+                                    (simd::load_lanes<V>(d.colour.data() + (i - d.colour_first)) == V(only_colour));
+        const auto moved = limit_slots(p, mine, s, c, i, stretch, compression, d.scheme, runs);
         simd::store_at(nx + (i - first), p.x);
         simd::store_at(ny + (i - first), p.y);
         simd::store_at(nz + (i - first), p.z);
@@ -215,17 +229,29 @@ int limit_pass(StrainLimitData<T>& d, const World<T>& world, const StateArrays<T
         p.z = simd::select(moved, z, p.z);
         return moved;
     };
+    // Within one colour of a proper colouring no particle reads another that moves: each can move
+    // in place, in one sweep.
+    const auto in_place = [&](auto& p, const auto& movable, std::size_t i) {
+        using V = std::decay_t<decltype(p.x)>;
+        const auto mine = movable && (simd::load_lanes<V>(d.colour.data() + (i - d.colour_first)) == V(only_colour));
+        return limit_slots(p, mine, s, c, i, stretch, compression, d.scheme, runs);
+    };
     std::atomic<int> moved{0};
     const auto sweep = [&](const auto& fn, bool count) {
         world.for_each_chunk_within(begin, end, [&](std::size_t b, std::size_t e) {
-            const int n = world.vectorized() ? kernels::project_lanes_vector<xsimd::default_arch>(s, b, e, fn)
+            const int n = world.vectorized() ? kernels::project_lanes_vector<xsimd::default_arch, false>(s, b, e, fn)
                                              : kernels::project_lanes_scalar(s, b, e, fn);
             if (count)
                 moved.fetch_add(n, std::memory_order_relaxed);
         });
     };
-    sweep(gather, false);
-    sweep(apply, true);
+    if (only_colour >= T(0) && d.colours_proper)
+        sweep(in_place, true);
+    else
+    {
+        sweep(gather, false);
+        sweep(apply, true);
+    }
     return moved.load();
 }
 
