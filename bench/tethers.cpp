@@ -35,15 +35,15 @@ SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffn
                   int frames, int threads, Setup setup)
 {
     Simulation<float> sim;
-    const auto sheet = add_cloth(sim, {.width = side,
-                                       .height = side,
-                                       .spacing = spacing,
-                                       .stiffness = stiffness,
-                                       .curvature_strength = 0.0f,
-                                       .pinned = [](int, int r) { return r == 0; },
-                                       .position = [spacing](int c, int r) {
-                                           return Vec3<float>(spacing * float(c), 0.0f, spacing * float(r));
-                                       }});
+    const auto sheet = add_cloth(
+        sim,
+        {.width = side,
+         .height = side,
+         .spacing = spacing,
+         .stiffness = stiffness,
+         .curvature_strength = 0.0f,
+         .pinned = [](int, int r) { return r == 0; },
+         .position = [spacing](int c, int r) { return Vec3<float>(spacing * float(c), 0.0f, spacing * float(r)); }});
     setup(sim, sheet);
 #if SIMDVERLET_HAVE_OPENMP
     if (threads > 1)
@@ -89,16 +89,18 @@ void BM_hanging_256_tethers(benchmark::State& bench)
     constexpr int kFrames = 600;
     SwingResult r;
     for (auto _ : bench)
-        r = swing(bench, 256, 0.5f, stiffness, step, kFrames, threads, [&](Simulation<float>& sim, const Cloth<float>& c) {
-            if (tethers)
-                add_tethers(sim, c, TetherOptions<float>{});
-            if (passes > 0)
-            {
-                const auto limit = add_strain_limit(
-                    sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes});
-                detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
-            }
-        });
+        r = swing(bench, 256, 0.5f, stiffness, step, kFrames, threads,
+                  [&](Simulation<float>& sim, const Cloth<float>& c) {
+                      if (tethers)
+                          add_tethers(sim, c, TetherOptions<float>{});
+                      if (passes > 0)
+                      {
+                          const auto limit = add_strain_limit(sim, StrainLimitOptions<float>{.max_stretch = 0.01f,
+                                                                                             .max_compression = 0.01f,
+                                                                                             .passes = passes});
+                          detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
+                      }
+                  });
     using C = benchmark::Counter;
     bench.counters["ms/frame"] = C(1e-3 * kFrames, C::kIsIterationInvariantRate | C::kInvert);
     bench.counters["peak"] = r.peak;
@@ -125,9 +127,9 @@ void BM_strain_limit_schemes(benchmark::State& bench)
     bench.counters["peak"] = r.peak;
     bench.counters["late"] = r.late;
     char label[96];
-    std::snprintf(label, sizeof label, "%s, %s x %.1f: peak %s, last second %s", scheme.coloured ? "2 colours" : "Jacobi",
-                  scheme.averaged ? "mean" : "sum", double(scheme.relaxation), percent(r.peak).c_str(),
-                  percent(r.late).c_str());
+    std::snprintf(label, sizeof label, "%s, %s x %.1f: peak %s, last second %s",
+                  scheme.coloured ? "2 colours" : "Jacobi", scheme.averaged ? "mean" : "sum", double(scheme.relaxation),
+                  percent(r.peak).c_str(), percent(r.late).c_str());
     bench.SetLabel(label);
 }
 } // namespace

@@ -21,11 +21,11 @@ namespace
 {
 constexpr int kWidth = 12, kHeight = 16;
 constexpr float kSpacing = 0.07f;
-constexpr float kWalkRadius = 2.0f;  // the character walks a circle of this radius about the origin
-constexpr float kWalkPeriod = 6.0f;  // seconds a lap: 2.1 units per second
-constexpr float kBodyRadius = 0.3f;  // the capsule's radius
-constexpr float kShoulders = -1.5f;  // height of the shoulder line (y, up is negative)
-constexpr float kHips = -0.7f;       // the capsule runs from the hips to the shoulders
+constexpr float kWalkRadius = 2.0f; // the character walks a circle of this radius about the origin
+constexpr float kWalkPeriod = 6.0f; // seconds a lap: 2.1 units per second
+constexpr float kBodyRadius = 0.3f; // the capsule's radius
+constexpr float kShoulders = -1.5f; // height of the shoulder line (y, up is negative)
+constexpr float kHips = -0.7f;      // the capsule runs from the hips to the shoulders
 
 /// Where the character is and which way it faces at time t: the centre of its body on the circle
 /// and the unit direction of travel (counter-clockwise seen from above).
@@ -103,8 +103,8 @@ int main(int argc, char** argv)
             const auto anchor = tethers.anchor_of(i);
             const float limit = tethers.slack() * tethers.rest_distance(i);
             if (anchor && limit > 0)
-                past_tether = std::max(past_tether, (sim.state().position(i) - sim.state().position(*anchor)).norm() /
-                                                        limit - 1.0f);
+                past_tether = std::max(past_tether,
+                                       (sim.state().position(i) - sim.state().position(*anchor)).norm() / limit - 1.0f);
         }
         worst_target = std::max(worst_target, from_targets);
         worst_tether = std::max(worst_tether, past_tether);
@@ -119,9 +119,8 @@ int main(int argc, char** argv)
     std::snprintf(first, sizeof first,
                   "from above: a %d x %d cape on a body walking a circle of radius %.0f\nin %.0f s (2.1 units/s)",
                   kWidth, kHeight, double(kWalkRadius), double(kWalkPeriod));
-    std::snprintf(second, sizeof second,
-                  "from the side, after %.0f s\ntop row at most %.1e from its targets", double(kWalkPeriod),
-                  double(worst_target));
+    std::snprintf(second, sizeof second, "from the side, after %.0f s\ntop row at most %.1e from its targets",
+                  double(kWalkPeriod), double(worst_target));
     sv::svg::Figure figure({.columns = 2, .cell_width = 470});
     auto& above = figure.add_panel(first);
     auto& beside = figure.add_panel(second);
