@@ -252,7 +252,8 @@ class MotionConstraints
 };
 
 /// Registers motion constraints on the particles of `range` (resolved now: the range's size is
-/// the number of targets) as a position projection, with every target at its particle's current
+/// the number of targets, and its indices are kept; removing particles at or below it would shift
+/// them, so give a cloth's or a strand's range, which refuse such removals) as a position projection, with every target at its particle's current
 /// position and every normal zero until set_targets, and returns the handle. Throws, registering
 /// nothing, on a distance that is not finite and >= 0 (naming it), an empty range, a range not
 /// inside the simulation, or an empty name.

@@ -165,7 +165,9 @@ void nearest_along_cloth(TetherData<T>& d, const ConstraintArrays<T>& c, std::ve
     }
     while (!frontier.empty())
     {
-        const auto [at, k] = frontier.top();
+        // Not a structured binding: the lambda below reads both, and clang 14 cannot capture one.
+        const T at = frontier.top().first;
+        const std::size_t k = frontier.top().second;
         frontier.pop();
         if (at > dist[k])
             continue;
