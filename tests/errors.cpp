@@ -265,7 +265,7 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
         // A cloth holding a grab lets go first: the grab's controller reports it, named as the
         // cloth's grab.
         {"a grabbing cloth removed after its simulation was destroyed", [](Scene&) { orphans().world->cloth.remove(); },
-         Kind::logic_error, "cloth 'cloth@0''s grab (PID controller #3)" + kDestroyed},
+         Kind::logic_error, "cloth 'cloth@0''s grab (PID controller #4)" + kDestroyed},
         {"a self-collision removed after its simulation was destroyed", [](Scene&) { orphans().world->self.remove(); },
          Kind::logic_error, "self-collision 'self_collision'" + kDestroyed},
         {"a strand tied after its simulation was destroyed", [](Scene&) { orphans().world->rope.attach_to(0, 3); },

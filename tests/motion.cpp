@@ -216,3 +216,20 @@ TEST_CASE("motion constraints refuse bad input, naming it, and leave the simulat
     CHECK(motion.remove());
     CHECK_FALSE(motion.remove());
 }
+
+TEST_CASE("motion constraints protect their range from renumbering until they are removed", "[motion][errors]")
+{
+    using Catch::Matchers::ContainsSubstring;
+    Simulation<float> sim;
+    for (int i = 0; i < 6; ++i)
+        sim.add_particle({float(i), 0, 0});
+    auto motion = add_motion_constraints(sim, {.begin = 3, .end = 5}, MotionOptions<float>{.name = "hands"});
+    CHECK_THROWS_WITH(sim.queue_remove(1), ContainsSubstring("below motion constraints 'hands' [3, 5)"));
+    CHECK_THROWS_WITH(sim.queue_remove(4), ContainsSubstring("inside motion constraints 'hands'"));
+    sim.queue_remove(5); // above the range: nothing in it is renumbered
+    CHECK_THROWS_WITH(add_motion_constraints(sim, {.begin = 0, .end = 2}, MotionOptions<float>{.name = "feet"}),
+                      ContainsSubstring("removals are queued"));
+    CHECK(motion.remove());
+    sim.queue_remove(1);
+    CHECK(sim.pending_removals() == 2u);
+}

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -53,6 +54,8 @@ struct MotionData
     T backstop_radius = 0, backstop_distance = 0;
     std::string name;
     std::weak_ptr<World<T>> world;
+    std::uint64_t protection = 0; ///< the range's removal protection, released by remove()
+    bool registered = true;
     int moved = 0;
     // Per particle from `first`: target, normal, max distance.
     simd::AlignedVector<T> tx, ty, tz, nx, ny, nz, max_distance;
@@ -235,12 +238,16 @@ class MotionConstraints
         return m_data->max_distance[m_data->begin - m_data->first + k];
     }
 
-    /// Unregisters the stage; returns whether it was registered. Throws std::logic_error when the
-    /// simulation is gone.
+    /// Unregisters the stage and lifts its range's removal protection; returns whether it was
+    /// registered. Throws std::logic_error when the simulation is gone.
     bool remove()
     {
-        return detail::lock_world(m_data->world, "motion constraints '" + m_data->name + "'")
-            ->remove_position_projection(m_data->name);
+        const auto world = detail::lock_world(m_data->world, "motion constraints '" + m_data->name + "'");
+        if (!m_data->registered)
+            return false;
+        m_data->registered = false;
+        world->release_range(m_data->protection);
+        return world->remove_position_projection(m_data->name);
     }
 
   private:
@@ -252,8 +259,8 @@ class MotionConstraints
 };
 
 /// Registers motion constraints on the particles of `range` (resolved now: the range's size is
-/// the number of targets, and its indices are kept; removing particles at or below it would shift
-/// them, so give a cloth's or a strand's range, which refuse such removals) as a position projection, with every target at its particle's current
+/// the number of targets, and it is protected like a cloth's: removing a particle inside or below
+/// it is refused until remove()) as a position projection, with every target at its particle's current
 /// position and every normal zero until set_targets, and returns the handle. Throws, registering
 /// nothing, on a distance that is not finite and >= 0 (naming it), an empty range, a range not
 /// inside the simulation, or an empty name.
@@ -269,6 +276,9 @@ MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, ParticleRange ra
         detail::raise<std::invalid_argument>("simdverlet: motion constraints need a non-empty range");
     if (options.name.empty())
         detail::raise<std::invalid_argument>("simdverlet: motion constraints need a non-empty name");
+    if (sim.pending_removals() > 0)
+        detail::raise<std::logic_error>("simdverlet: cannot add motion constraints while particle removals are "
+                                        "queued: the next step would renumber their range. Step once first.");
     const auto world = detail::world_of(sim);
     auto data = std::make_shared<detail::MotionData<T>>();
     data->begin = bounds.first;
@@ -293,6 +303,8 @@ MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, ParticleRange ra
     sim.add_position_projection(
         options.name, [data, w = world.get()](State3<T>& state, T) { detail::follow_targets(*data, *w, state); });
     sim.add_stage_state(options.name, detail::motion_state(data));
+    data->protection = world->protect_range(data->begin, data->begin + data->count,
+                                            "motion constraints '" + options.name + "'");
     return MotionConstraints<T>(std::move(data));
 }
 
