@@ -6,9 +6,8 @@
 #include <benchmark/benchmark.h>
 
 #include <simdverlet/simdverlet.hpp>
-#if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
-#endif
+
+#include "threads.hpp"
 
 namespace
 {
@@ -26,10 +25,7 @@ void BM_hanging_256(benchmark::State& bench)
                     .stiffness = stiffness,
                     .curvature_strength = 0.0f,
                     .pinned = [](int, int r) { return r == 0; }});
-#if SIMDVERLET_HAVE_OPENMP
-    if (threads > 1)
-        sim.set_executor(std::make_shared<OpenMPExecutor>(threads), 16384);
-#endif
+    benchmarking::use_threads(sim, threads);
     const StepParams<float> frame{.dt = 1.0f / 60.0f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
     for (int f = 0; f < 180; ++f)
         sim.step(frame);

@@ -8,9 +8,8 @@
 #include <cmath>
 
 #include <simdverlet/simdverlet.hpp>
-#if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
-#endif
+
+#include "threads.hpp"
 
 namespace
 {
@@ -51,12 +50,7 @@ struct Pile
               return add_self_collision(sim, SelfCollisionOptions<float>{.thickness = kSpacing});
           }())
     {
-#if SIMDVERLET_HAVE_OPENMP
-        if (threads > 1)
-            sim.set_executor(std::make_shared<OpenMPExecutor>(threads), 16384);
-#else
-        (void)threads;
-#endif
+        benchmarking::use_threads(sim, threads);
         for (int f = 0; f < 30; ++f)
             sim.step(kFrame);
     }

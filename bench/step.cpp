@@ -22,9 +22,8 @@
 #include <benchmark/benchmark.h>
 
 #include <simdverlet/simdverlet.hpp>
-#if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
-#endif
+
+#include "threads.hpp"
 
 #include "support.hpp"
 
@@ -138,14 +137,10 @@ void BM_step(benchmark::State& bench)
     auto sim = hanging_grid<T>(width, height, path == kGather || path == kScalarShuffled);
     sim.set_vectorized(path == kGrid || path == kGather);
     sim.set_grid_path(path == kGrid);
-    if (threads > 1)
+    if (!benchmarking::use_threads(sim, threads))
     {
-#if SIMDVERLET_HAVE_OPENMP
-        sim.set_executor(std::make_shared<OpenMPExecutor>(threads), 16384);
-#else
         bench.SkipWithError("built without OpenMP");
         return;
-#endif
     }
     const StepParams<T> params{.gravity = {T(0), T(2), T(0)}, .iterations = iterations};
     for (int warm = 0; warm < 3; ++warm)

@@ -15,9 +15,8 @@
 #include <string>
 
 #include <simdverlet/simdverlet.hpp>
-#if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
-#endif
+
+#include "threads.hpp"
 
 namespace
 {
@@ -45,12 +44,7 @@ SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffn
          .pinned = [](int, int r) { return r == 0; },
          .position = [spacing](int c, int r) { return Vec3<float>(spacing * float(c), 0.0f, spacing * float(r)); }});
     setup(sim, sheet);
-#if SIMDVERLET_HAVE_OPENMP
-    if (threads > 1)
-        sim.set_executor(std::make_shared<OpenMPExecutor>(threads), 16384);
-#else
-    (void)threads;
-#endif
+    benchmarking::use_threads(sim, threads);
     SwingResult r;
     for (int frame = 0; frame < frames; ++frame)
     {

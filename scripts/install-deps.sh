@@ -17,6 +17,7 @@ packages=(
     catch2
     libbenchmark-dev
     libtbb-dev
+    libtinyobjloader-dev # optional: load_obj_mesh (obj_mesh.hpp) and its tests
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

@@ -6,60 +6,11 @@
 #include <random>
 
 #include "catch.hpp"
+#include "collider_twins.hpp"
 #include "support.hpp"
 
 using namespace simdverlet;
 using namespace simdverlet::testing;
-
-namespace
-{
-/// 1000 particles scattered through [-3, 3]^3 with random per-frame velocities; every 7th pinned.
-template <class T>
-Simulation<T> cloud(Masses masses = Masses::per_particle)
-{
-    Simulation<T> sim(masses);
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<double> pos(-3, 3), vel(-0.2, 0.2);
-    for (int i = 0; i < 1000; ++i)
-    {
-        const auto k = sim.add_particle({T(pos(rng)), T(pos(rng)), T(pos(rng))},
-                                        masses == Masses::per_particle && i % 7 == 0 ? T(0) : T(1));
-        sim.state().set_velocity(std::size_t(k), {T(vel(rng)), T(vel(rng)), T(vel(rng))});
-    }
-    return sim;
-}
-
-template <class T>
-bool same_state(const State3<T>& a, const State3<T>& b)
-{
-    return a == b;
-}
-
-/// Projects a fresh cloud through the vector path and another through the scalar twin, over a range
-/// that starts and ends mid-batch; returns the vector path's contact count after checking equality.
-template <class T, class C>
-int check_twins(C vector_collider)
-{
-    C scalar_collider = vector_collider;
-    scalar_collider.vectorized = false;
-    auto a = cloud<T>();
-    auto b = cloud<T>();
-    const auto untouched = cloud<T>();
-    const std::size_t begin = 3, end = a.size() - 5;
-    const int cv = vector_collider.project(a.state(), begin, end);
-    const int cs = scalar_collider.project(b.state(), begin, end);
-    CHECK(cv == cs);
-    CHECK(same_state(a.state(), b.state()));
-    // Outside the range and pinned particles are exactly as they were.
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (i < begin || i >= end || a.state().is_pinned(i))
-        {
-            CHECK(a.state().position(i) == untouched.state().position(i));
-            CHECK(a.state().velocity(i) == untouched.state().velocity(i));
-        }
-    return cv;
-}
-} // namespace
 
 TEMPLATE_TEST_CASE("every shape's vector path equals its scalar twin", "[colliders]", float, double)
 {
@@ -67,14 +18,15 @@ TEMPLATE_TEST_CASE("every shape's vector path equals its scalar twin", "[collide
     REQUIRE(simd::kLanes<T> > 1); // or the comparison would be the scalar path against itself
     const ContactMaterial<T> m{
         .friction = T(0.4), .tangential_damping = T(0.1), .restitution = T(0.5), .margin = T(0.05)};
-    CHECK(check_twins<T>(PlaneCollider<T>({.normal = {T(0.3), T(-1), T(0.2)}, .offset = T(-0.5)}, m)) > 20);
-    CHECK(check_twins<T>(SphereCollider<T>({.center = {T(0.5), 0, 0}, .radius = T(1.5)}, m)) > 20);
-    CHECK(check_twins<T>(SphereCollider<T>({.radius = T(2.5), .inside = true}, m)) > 20);
-    CHECK(check_twins<T>(CapsuleCollider<T>({.a = {-2, 0, 0}, .b = {2, T(1), 0}, .radius = T(0.8)}, m)) > 20);
-    CHECK(check_twins<T>(CapsuleCollider<T>({.a = {-1, 0, 0}, .b = {1, 0, 0}, .radius = T(2), .inside = true}, m)) >
+    CHECK(check_collider_twins<T>(PlaneCollider<T>({.normal = {T(0.3), T(-1), T(0.2)}, .offset = T(-0.5)}, m)) > 20);
+    CHECK(check_collider_twins<T>(SphereCollider<T>({.center = {T(0.5), 0, 0}, .radius = T(1.5)}, m)) > 20);
+    CHECK(check_collider_twins<T>(SphereCollider<T>({.radius = T(2.5), .inside = true}, m)) > 20);
+    CHECK(check_collider_twins<T>(CapsuleCollider<T>({.a = {-2, 0, 0}, .b = {2, T(1), 0}, .radius = T(0.8)}, m)) > 20);
+    CHECK(check_collider_twins<T>(
+              CapsuleCollider<T>({.a = {-1, 0, 0}, .b = {1, 0, 0}, .radius = T(2), .inside = true}, m)) > 20);
+    CHECK(check_collider_twins<T>(BoxCollider<T>({.min = {-2, -2, -2}, .max = {2, T(2.5), 2}}, m)) > 20);
+    CHECK(check_collider_twins<T>(BoxCollider<T>({.min = {-1, -1, -1}, .max = {1, 2, T(0.5)}, .inside = false}, m)) >
           20);
-    CHECK(check_twins<T>(BoxCollider<T>({.min = {-2, -2, -2}, .max = {2, T(2.5), 2}}, m)) > 20);
-    CHECK(check_twins<T>(BoxCollider<T>({.min = {-1, -1, -1}, .max = {1, 2, T(0.5)}, .inside = false}, m)) > 20);
 }
 
 TEST_CASE("a projected particle ends on the surface with the normal velocity reflected", "[colliders]")
@@ -353,8 +305,8 @@ TEST_CASE("a penalty force in place of a projection either sinks through or laun
 
 TEST_CASE("pinned particles inside a shape are never moved; unit-mass states collide everywhere", "[colliders]")
 {
-    auto sim = cloud<float>();
-    auto unit = cloud<float>(Masses::unit);
+    auto sim = particle_cloud<float>();
+    auto unit = particle_cloud<float>(Masses::unit);
     SphereCollider<float> ball({.radius = 2.0f});
     const auto before = sim.state();
     const int contacts = ball.project(sim.state());
@@ -415,17 +367,7 @@ TEST_CASE("the collider range covers only its particles and follows the simulati
 TEST_CASE("bad collider input throws, names the value and changes nothing", "[colliders][errors]")
 {
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    const auto message = [](auto&& fn) -> std::string {
-        try
-        {
-            fn();
-        }
-        catch (const std::invalid_argument& e)
-        {
-            return e.what();
-        }
-        return "no exception";
-    };
+    const auto message = [](auto&& fn) { return error_message<std::invalid_argument>(fn); };
     CHECK(message([] { PlaneCollider<float>({.normal = {0, 0, 0}}); }).find("(0, 0, 0)") != std::string::npos);
     CHECK(message([] { SphereCollider<float>({.radius = -1}); }).find("-1") != std::string::npos);
     CHECK(message([] { CapsuleCollider<float>({.radius = -0.5f}); }).find("-0.5") != std::string::npos);
@@ -460,7 +402,7 @@ TEST_CASE("bad collider input throws, names the value and changes nothing", "[co
 
 TEST_CASE("an SDF collider projects onto its field's surface and counts each particle once", "[colliders]")
 {
-    auto sim = cloud<double>();
+    auto sim = particle_cloud<double>();
     // A torus around the y axis: major radius 2, minor 0.6. Frictionless, so the check below sees
     // the projection alone: friction's tangential correction runs along the tangent plane, which
     // on the saddle of a torus's inner side dips inside by the square of the correction.

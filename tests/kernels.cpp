@@ -1,5 +1,8 @@
 // The kernels' twins: vector against scalar, lane by lane, for the default architecture and for
 // SSE2; and the fused solve against literal passes over unchanged positions, bit for bit.
+#include <array>
+#include <limits>
+
 #include "catch.hpp"
 #include "support.hpp"
 
@@ -208,4 +211,35 @@ TEMPLATE_TEST_CASE("the finiteness check's vector twin finds a NaN or an infinit
                 axis[i] = kept;
             }
     CHECK(kernels::all_finite_vector<xsimd::default_arch>(s));
+}
+
+TEMPLATE_TEST_CASE("the inside-a-box check agrees with its scalar twin on every range, and a NaN is outside",
+                   "[kernels]", float, double)
+{
+    using T = TestType;
+    Simulation<T> sim;
+    for (int i = 0; i < 37; ++i)
+        sim.add_particle(Vec3<T>(T(i % 5), T(i % 3), T(i % 7)));
+    for (int i = 0; i < 37; i += 4)
+        sim.state().set_velocity(std::size_t(i), Vec3<T>(T(0.5), T(-0.5), T(0.25))); // px off x
+    const auto s = sim.state().arrays_view();
+    const std::array<T, 3> lo{T(0), T(-0.5), T(0)}, hi{T(4), T(2), T(6)};
+    int inside = 0, outside = 0;
+    for (std::size_t b = 0; b <= 37; ++b)
+        for (std::size_t e = b; e <= 37; ++e)
+        {
+            INFO("particles [" << b << ", " << e << ")");
+            const bool v = kernels::all_inside_vector<xsimd::default_arch>(s, b, e, lo, hi);
+            REQUIRE(v == kernels::all_inside(s, b, e, lo, hi));
+            (v ? inside : outside) += 1;
+        }
+    CHECK(inside > 20);
+    CHECK(outside > 20);
+    // Particle 0's px is (-0.5, 0.5, -0.25): outside on x and z, though x itself is inside.
+    CHECK_FALSE(kernels::all_inside(s, 0, 1, lo, hi));
+    CHECK(kernels::all_inside(s, 1, 4, lo, hi));
+    s.y[2] = std::numeric_limits<T>::quiet_NaN();
+    s.py[2] = T(0);
+    CHECK_FALSE(kernels::all_inside_vector<xsimd::default_arch>(s, 1, 4, lo, hi));
+    CHECK_FALSE(kernels::all_inside(s, 1, 4, lo, hi));
 }

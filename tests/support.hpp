@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <simdverlet/simdverlet.hpp>
@@ -183,7 +185,23 @@ void jitter(Simulation<T>& sim, T amount, unsigned seed = 42)
     }
 }
 
-/// Every stage the library offers, on one simulation: a cloth with curvature, a sphere and a floor,
+/// What `fn` throws as an E, or "no exception" when it returns: for checking that an error names
+/// the bad value.
+template <class E = std::exception, class Fn>
+std::string error_message(Fn&& fn)
+{
+    try
+    {
+        fn();
+    }
+    catch (const E& e)
+    {
+        return e.what();
+    }
+    return "no exception";
+}
+
+/// Every stage the library offers, on one simulation: a cloth with curvature, a sphere, a floor and a mesh shelf,
 /// tearing, a gusting wind on the cloth, a rope tied to its corner, self-collision, and a grab pulling the cloth's
 /// bottom edge down and sideways. What ownership and snapshot tests run, so nothing escapes them.
 template <class T>
@@ -202,7 +220,14 @@ struct FullWorld
     explicit FullWorld(Simulation<T>& sim)
         : cloth(add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }})),
           colliders(add_colliders(sim, {}, SphereCollider<T>({.center = {T(5), T(6), T(1)}, .radius = T(1.5)}),
-                                  PlaneCollider<T>({.normal = {0, -1, 0}, .offset = T(-9)}))),
+                                  PlaneCollider<T>({.normal = {0, -1, 0}, .offset = T(-9)}),
+                                  // A tilted two-triangle shelf that torn pieces land on.
+                                  TriangleMeshCollider<T>({.vertices = {{T(-1), T(7.3), T(-1.5)},
+                                                                        {T(11), T(7.7), T(-1.5)},
+                                                                        {T(11), T(7.7), T(1.5)},
+                                                                        {T(-1), T(7.3), T(1.5)}},
+                                                           .triangles = {{0, 1, 2}, {0, 2, 3}},
+                                                           .thickness = T(0.1)}))),
           tearing(add_tearing(sim, {.max_strain = T(0.25)})),
           wind(add_wind(sim, {.gust =
                                   [](const Vec3<T>& p, T t) {

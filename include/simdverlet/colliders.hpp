@@ -178,6 +178,7 @@ enum class ColliderKind
     capsule,
     box,
     sdf,
+    triangle_mesh,
 };
 
 /// A shape particles collide with. Material and shape are changed through setters that validate,
@@ -219,7 +220,9 @@ class Collider
             detail::raise<std::out_of_range>("simdverlet: collider range [" + std::to_string(begin) + ", " +
                                              std::to_string(end) + ") is not inside the " +
                                              std::to_string(state.size()) + " particles");
+        begin_pass(state.size());
         m_contacts = enabled ? project_range(state.arrays_view(), begin, end) : 0;
+        end_pass();
         return m_contacts;
     }
 
@@ -233,6 +236,12 @@ class Collider
     Collider& operator=(Collider&&) noexcept = default;
 
     virtual int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) = 0;
+
+    /// Called once before a pass over a state of `particles` particles, before any
+    /// project_range, on one thread: where a shape sizes caches the concurrent chunks then share.
+    virtual void begin_pass(std::size_t particles) { (void)particles; }
+    /// Called once after a pass, on one thread (an animated mesh forgets the motion it swept).
+    virtual void end_pass() {}
 
     /// Runs geometry written over V on the vector path or the scalar twin.
     template <class Geometry>
@@ -717,6 +726,9 @@ class ColliderSet
         }
         // Chunks are cut on absolute particle indices from 0, so their bounds are whole padding
         // blocks and two chunks never share a lane group.
+        for (auto& c : m_colliders)
+            if (c->enabled)
+                c->begin_pass(state.size());
         std::vector<std::vector<int>> counts;
         const auto run_range = [&](std::size_t b, std::size_t e, std::vector<int>& count) {
             for (int r = 0; r < m_relaxations; ++r)
@@ -741,6 +753,8 @@ class ColliderSet
             counts.assign(1, std::vector<int>(n, 0));
             run_range(begin, end, counts[0]);
         }
+        for (auto& c : m_colliders)
+            c->end_pass();
         for (std::size_t k = 0; k < n; ++k)
         {
             int total = 0;

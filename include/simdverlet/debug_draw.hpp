@@ -13,6 +13,7 @@
 #include <Eigen/Geometry>
 
 #include "colliders.hpp"
+#include "mesh_collider.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -128,7 +129,7 @@ std::vector<Vec3<T>> circle_xy(const Vec3<T>& centre, T radius)
 
 /// The outline of one collider, in the x-y view: a plane as a cross of two in-plane tangents
 /// (one tangent alone can lie edge-on to the view and vanish), a sphere's great circle, a capsule's
-/// two end circles and side lines, a box's x-y rectangle. An SDF has no silhouette to derive and
+/// two end circles and side lines, a box's x-y rectangle, a mesh's triangles. An SDF has no silhouette to derive and
 /// draws nothing; a disabled collider draws nothing.
 template <class T>
 DebugGeometry<T> outline(const Collider<T>& collider)
@@ -184,6 +185,17 @@ DebugGeometry<T> outline(const Collider<T>& collider)
     }
     case ColliderKind::sdf:
         break;
+    case ColliderKind::triangle_mesh:
+    {
+        const auto& mesh = static_cast<const TriangleMeshCollider<T>&>(collider);
+        for (const auto& tri : mesh.triangles())
+        {
+            const auto& v = mesh.vertices();
+            const Vec3<T>& a = v[std::size_t(tri[0])];
+            g.outlines.push_back({a, v[std::size_t(tri[1])], v[std::size_t(tri[2])], a});
+        }
+        break;
+    }
     }
     return g;
 }

@@ -8,6 +8,8 @@
 // split never changes which code path a particle takes.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -708,6 +710,48 @@ bool all_finite(const StateArrays<T>& s)
 {
     for (std::size_t i = 0; i < s.size; ++i)
         if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) || !std::isfinite(s.z[i]))
+            return false;
+    return true;
+}
+
+/// True when every particle of [begin, end) has both its position and its previous position
+/// inside the box [lo, hi] (bounds included), vector twin. Reads whole batches from begin rounded
+/// down to a batch (the arrays are padded), masking the lanes outside the range. For caches keyed
+/// on where particles are: a mesh collider keeps a block's candidate triangles while this holds.
+template <class Arch, class T>
+bool all_inside_vector(const StateArrays<T>& s, std::size_t begin, std::size_t end, const std::array<T, 3>& lo,
+                       const std::array<T, 3>& hi)
+{
+    using B = simd::Batch<T, Arch>;
+    using M = simd::Mask<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const B lx(lo[0]), ly(lo[1]), lz(lo[2]), hx(hi[0]), hy(hi[1]), hz(hi[2]);
+    // Written as "not inside", so a NaN coordinate counts as outside, as in the scalar twin.
+    const auto inside = [&](const T* x, const T* y, const T* z, std::size_t i) {
+        const B px = simd::load<T, Arch>(x + i), py = simd::load<T, Arch>(y + i), pz = simd::load<T, Arch>(z + i);
+        return (px >= lx) && (px <= hx) && (py >= ly) && (py <= hy) && (pz >= lz) && (pz <= hz);
+    };
+    for (std::size_t i = begin / L * L; i < end; i += L)
+    {
+        M lanes = simd::first_lanes<T, Arch>(std::min(end - i, L));
+        if (begin > i)
+            lanes = lanes && !simd::first_lanes<T, Arch>(begin - i);
+        if (simd::any<T, Arch>(lanes && !(inside(s.x, s.y, s.z, i) && inside(s.px, s.py, s.pz, i))))
+            return false;
+    }
+    return true;
+}
+
+/// Scalar twin of all_inside_vector.
+template <class T>
+bool all_inside(const StateArrays<T>& s, std::size_t begin, std::size_t end, const std::array<T, 3>& lo,
+                const std::array<T, 3>& hi)
+{
+    const auto inside = [&](T x, T y, T z) {
+        return x >= lo[0] && x <= hi[0] && y >= lo[1] && y <= hi[1] && z >= lo[2] && z <= hi[2];
+    };
+    for (std::size_t i = begin; i < end; ++i)
+        if (!inside(s.x[i], s.y[i], s.z[i]) || !inside(s.px[i], s.py[i], s.pz[i]))
             return false;
     return true;
 }

@@ -11,6 +11,7 @@
 #include "kernels.hpp"
 #include "log.hpp"
 #include "measure.hpp"
+#include "mesh_collider.hpp"
 #include "motion.hpp"
 #include "self_collision.hpp"
 #include "simd.hpp"

@@ -99,7 +99,7 @@ void add_collider(World& w, FuzzedDataProvider& in)
                                    .tangential_damping = any_float(in, 0, 1),
                                    .restitution = any_float(in, 0, 1),
                                    .margin = any_float(in, 0, 0.2f)};
-    switch (in.ConsumeIntegralInRange<int>(0, 4))
+    switch (in.ConsumeIntegralInRange<int>(0, 5))
     {
     case 0:
         set.add(PlaneCollider<float>({.normal = any_point(in), .offset = any_float(in, -10, 10)}, m));
@@ -115,6 +115,29 @@ void add_collider(World& w, FuzzedDataProvider& in)
     case 3:
         set.add(BoxCollider<float>({.min = any_point(in), .max = any_point(in), .inside = in.ConsumeBool()}, m));
         break;
+    case 4:
+    {
+        // A few triangles over a few points, indices possibly out of range, possibly degenerate;
+        // then perhaps a move, so the next pass sweeps the mesh's motion.
+        TriangleMeshCollider<float>::Shape shape{.thickness = any_float(in, -0.1f, 0.5f),
+                                                 .two_sided = in.ConsumeBool()};
+        const int points = in.ConsumeIntegralInRange<int>(3, 6);
+        for (int k = 0; k < points; ++k)
+            shape.vertices.push_back(any_point(in));
+        for (int t = in.ConsumeIntegralInRange<int>(1, 4); t > 0; --t)
+            shape.triangles.push_back({in.ConsumeIntegralInRange<std::int32_t>(-1, points),
+                                       in.ConsumeIntegralInRange<std::int32_t>(-1, points),
+                                       in.ConsumeIntegralInRange<std::int32_t>(-1, points)});
+        auto& mesh = set.add(TriangleMeshCollider<float>(shape, m));
+        if (in.ConsumeBool())
+        {
+            auto moved = shape.vertices;
+            for (auto& v : moved)
+                v += any_point(in) * 0.1f;
+            mesh.set_vertices(moved);
+        }
+        break;
+    }
     default:
         set.add(SdfCollider<float>({.field = [](const V& p) { return p.norm() - 2.0f; },
                                     .epsilon = any_float(in, 1e-4f, 0.1f),

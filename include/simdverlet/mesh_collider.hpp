@@ -1,0 +1,645 @@
+// Triangle-mesh colliders: a body, a sofa, a car seat, anything modelled rather than written as a
+// formula. A TriangleMeshCollider goes into any ColliderSet and answers contacts through the same
+// response as the analytic shapes (position-level friction, restitution, margin).
+//
+// Two tests per particle and triangle, both written once over V so the vector and scalar paths
+// are the same arithmetic:
+// - swept: the segment from the previous position to the new one is tested against each
+//   triangle's plane, and a crossing inside the triangle puts the particle back on the side it
+//   came from. However fast a particle moves it cannot pass through within one step, and a
+//   crossing on the shared edge of two triangles is inside both (the inside test has a small
+//   tolerance), so it cannot slip through the seam either;
+// - closest point: a particle closer than thickness + margin to the nearest triangle (face, edge
+//   or vertex) is pushed out to that distance.
+//
+// Why batches of particles and not a tree walk per particle: a walk costs 100-200 ns, more than
+// the contact itself. Particles are visited in blocks of consecutive indices (neighbours on a
+// cloth), each block keeps the triangles near its swept bounds, and each candidate triangle is
+// tested against a whole register of particles at once. A block's list is kept while its
+// particles stay inside a margin around the bounds it was built for and the mesh has not moved.
+// Each particle tests only the triangles whose bounds overlap its own swept bounds, so the
+// result never depends on how stale or generous a list is: a step gives the same bits with a
+// fresh list and an old one, for any thread count.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "colliders.hpp"
+#include "error.hpp"
+#include "kernels.hpp"
+#include "simd.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// Vertices and triangles, as a loader returns them and a TriangleMeshCollider takes them.
+template <class T>
+struct TriangleMesh
+{
+    std::vector<Vec3<T>> vertices;
+    std::vector<std::array<std::int32_t, 3>> triangles; ///< vertex indices, counter-clockwise seen from outside
+};
+
+namespace detail
+{
+/// Throws naming the first non-finite vertex, out-of-range index or degenerate triangle.
+/// `what` names the mesh in the message ("mesh collider", or a file's path).
+template <class T>
+void check_mesh(const std::vector<Vec3<T>>& vertices, const std::vector<std::array<std::int32_t, 3>>& triangles,
+                const std::string& what)
+{
+    if (triangles.empty())
+        raise<std::invalid_argument>("simdverlet: " + what + " has no triangles");
+    for (std::size_t i = 0; i < vertices.size(); ++i)
+        if (!vertices[i].allFinite())
+            raise<std::invalid_argument>("simdverlet: " + what + " vertex " + std::to_string(i) + " (" +
+                                         number(vertices[i].x()) + ", " + number(vertices[i].y()) + ", " +
+                                         number(vertices[i].z()) + ") is not finite");
+    const auto count = std::int64_t(vertices.size());
+    for (std::size_t t = 0; t < triangles.size(); ++t)
+    {
+        const auto& tri = triangles[t];
+        for (const std::int32_t v : tri)
+            if (v < 0 || v >= count)
+                raise<std::invalid_argument>("simdverlet: " + what + " triangle " + std::to_string(t) +
+                                             " refers to vertex " + std::to_string(v) + ", but there are " +
+                                             std::to_string(count) + " vertices");
+        const Vec3<T>& a = vertices[std::size_t(tri[0])];
+        const Vec3<T> ab = vertices[std::size_t(tri[1])] - a;
+        const Vec3<T> ac = vertices[std::size_t(tri[2])] - a;
+        const Vec3<T> bc = ac - ab;
+        const T longest2 = std::max({ab.squaredNorm(), ac.squaredNorm(), bc.squaredNorm()});
+        // Twice the area against the longest edge squared: below 1e-6 the triangle is a sliver
+        // or a point, and its normal is rounding noise.
+        const T twice_area = ab.cross(ac).norm();
+        if (!(twice_area > T(1e-6) * longest2))
+            raise<std::invalid_argument>("simdverlet: " + what + " triangle " + std::to_string(t) + " (vertices " +
+                                         std::to_string(tri[0]) + ", " + std::to_string(tri[1]) + ", " +
+                                         std::to_string(tri[2]) + ") is degenerate: its area is " +
+                                         number(twice_area / T(2)));
+    }
+}
+
+/// An axis-aligned box.
+template <class T>
+struct Bounds
+{
+    std::array<T, 3> lo{std::numeric_limits<T>::max(), std::numeric_limits<T>::max(), std::numeric_limits<T>::max()};
+    std::array<T, 3> hi{std::numeric_limits<T>::lowest(), std::numeric_limits<T>::lowest(),
+                        std::numeric_limits<T>::lowest()};
+
+    void add(T x, T y, T z)
+    {
+        lo = {std::min(lo[0], x), std::min(lo[1], y), std::min(lo[2], z)};
+        hi = {std::max(hi[0], x), std::max(hi[1], y), std::max(hi[2], z)};
+    }
+    void add(const Bounds& b)
+    {
+        for (int k = 0; k < 3; ++k)
+        {
+            lo[k] = std::min(lo[k], b.lo[k]);
+            hi[k] = std::max(hi[k], b.hi[k]);
+        }
+    }
+    Bounds grown(T by) const
+    {
+        Bounds b = *this;
+        for (int k = 0; k < 3; ++k)
+        {
+            b.lo[k] -= by;
+            b.hi[k] += by;
+        }
+        return b;
+    }
+    bool overlaps(const Bounds& b) const
+    {
+        return lo[0] <= b.hi[0] && hi[0] >= b.lo[0] && lo[1] <= b.hi[1] && hi[1] >= b.lo[1] && lo[2] <= b.hi[2] &&
+               hi[2] >= b.lo[2];
+    }
+    bool contains(const Bounds& b) const
+    {
+        return lo[0] <= b.lo[0] && lo[1] <= b.lo[1] && lo[2] <= b.lo[2] && hi[0] >= b.hi[0] && hi[1] >= b.hi[1] &&
+               hi[2] >= b.hi[2];
+    }
+    T largest_extent() const { return std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]}); }
+};
+
+/// One triangle as the contact tests read it: a corner, two edges from it, the unit normal, and
+/// the edges' dot products and reciprocals, which depend on the triangle alone. Precomputing them
+/// takes every division out of the closest-point test.
+template <class T>
+struct Face
+{
+    std::array<T, 3> a, e1, e2, n;
+    T e11, e12, e22;             // e1.e1, e1.e2, e2.e2
+    T inv_e11, inv_e22, inv_e33; // reciprocals of e1.e1, e2.e2 and |c - b|^2
+    T inv_gram;                  // 1 / (e11 e22 - e12^2) = 1 / |e1 x e2|^2
+
+    static Face from(const Vec3<T>& a, const Vec3<T>& b, const Vec3<T>& c)
+    {
+        const Vec3<T> e1 = b - a, e2 = c - a;
+        const Vec3<T> n = e1.cross(e2).normalized();
+        Face f;
+        f.a = {a.x(), a.y(), a.z()};
+        f.e1 = {e1.x(), e1.y(), e1.z()};
+        f.e2 = {e2.x(), e2.y(), e2.z()};
+        f.n = {n.x(), n.y(), n.z()};
+        f.e11 = e1.dot(e1);
+        f.e12 = e1.dot(e2);
+        f.e22 = e2.dot(e2);
+        f.inv_e11 = T(1) / f.e11;
+        f.inv_e22 = T(1) / f.e22;
+        f.inv_e33 = T(1) / (c - b).squaredNorm();
+        f.inv_gram = T(1) / e1.cross(e2).squaredNorm();
+        return f;
+    }
+};
+
+/// A bounding-volume hierarchy over triangle bounds: median splits on the longest axis of the
+/// centroids, up to kLeaf triangles a leaf, nodes in depth-first order (a node's children come
+/// after it, the left one next). Built in O(m log m); refit in O(m), children before parents.
+template <class T>
+class TriangleTree
+{
+  public:
+    static constexpr std::uint32_t kLeaf = 4;
+
+    /// Builds over `boxes`; returns the triangle order of the leaves, which the caller stores its
+    /// triangles in, so that a query lists triangles in increasing order.
+    std::vector<std::uint32_t> build(const std::vector<Bounds<T>>& boxes)
+    {
+        std::vector<std::uint32_t> order(boxes.size());
+        std::vector<std::array<T, 3>> centre(boxes.size());
+        for (std::uint32_t i = 0; i < order.size(); ++i)
+        {
+            order[i] = i;
+            for (int k = 0; k < 3; ++k)
+                centre[i][k] = (boxes[i].lo[k] + boxes[i].hi[k]) / T(2);
+        }
+        m_nodes.clear();
+        m_nodes.reserve(2 * boxes.size() / kLeaf + 2);
+        split(order, centre, 0, std::uint32_t(order.size()));
+        return order;
+    }
+
+    /// Recomputes every node's bounds from the triangles' (in tree order).
+    void refit(const std::vector<Bounds<T>>& boxes)
+    {
+        for (std::size_t i = m_nodes.size(); i-- > 0;)
+        {
+            Node& node = m_nodes[i];
+            node.box = Bounds<T>{};
+            if (node.count > 0)
+                for (std::uint32_t k = node.first; k < node.first + node.count; ++k)
+                    node.box.add(boxes[k]);
+            else
+            {
+                node.box.add(m_nodes[i + 1].box);
+                node.box.add(m_nodes[node.first].box);
+            }
+        }
+    }
+
+    /// Appends to `out`, in increasing order, every triangle whose bounds overlap `box`.
+    void query(const Bounds<T>& box, const std::vector<Bounds<T>>& boxes, std::vector<std::uint32_t>& out) const
+    {
+        std::array<std::uint32_t, 64> stack;
+        std::size_t top = 0;
+        stack[top++] = 0;
+        while (top > 0)
+        {
+            const std::uint32_t i = stack[--top];
+            const Node& node = m_nodes[i];
+            if (!node.box.overlaps(box))
+                continue;
+            if (node.count > 0)
+            {
+                for (std::uint32_t k = node.first; k < node.first + node.count; ++k)
+                    if (boxes[k].overlaps(box))
+                        out.push_back(k);
+                continue;
+            }
+            stack[top++] = node.first; // right, visited after the left
+            stack[top++] = i + 1;
+        }
+    }
+
+    std::size_t nodes() const noexcept { return m_nodes.size(); }
+
+  private:
+    struct Node
+    {
+        Bounds<T> box;
+        std::uint32_t first = 0; // a leaf's first triangle; an inner node's right child
+        std::uint32_t count = 0; // triangles in a leaf; 0 for an inner node
+    };
+
+    void split(std::vector<std::uint32_t>& order, const std::vector<std::array<T, 3>>& centre, std::uint32_t first,
+               std::uint32_t count)
+    {
+        const auto index = std::uint32_t(m_nodes.size());
+        m_nodes.push_back({});
+        if (count <= kLeaf)
+        {
+            m_nodes[index].first = first;
+            m_nodes[index].count = count;
+            return;
+        }
+        Bounds<T> spread;
+        for (std::uint32_t k = first; k < first + count; ++k)
+            spread.add(centre[order[k]][0], centre[order[k]][1], centre[order[k]][2]);
+        int axis = 0;
+        for (int k = 1; k < 3; ++k)
+            if (spread.hi[k] - spread.lo[k] > spread.hi[axis] - spread.lo[axis])
+                axis = k;
+        const std::uint32_t half = count / 2;
+        // Ties broken by index, so the tree, and with it every query's order, is the same on
+        // every standard library.
+        std::nth_element(order.begin() + first, order.begin() + first + half, order.begin() + first + count,
+                         [&](std::uint32_t l, std::uint32_t r) {
+                             return centre[l][axis] < centre[r][axis] || (centre[l][axis] == centre[r][axis] && l < r);
+                         });
+        split(order, centre, first, half);
+        m_nodes[index].first = std::uint32_t(m_nodes.size());
+        split(order, centre, first + half, count - half);
+    }
+
+    std::vector<Node> m_nodes;
+};
+} // namespace detail
+
+/// A triangle mesh particles collide with, static or animated (set_vertices each frame). Two-sided
+/// by default: a shell `thickness` deep on both sides of every triangle, for open surfaces (a
+/// sail, a wall, a car seat). One-sided keeps particles on the outer side of a closed body, the
+/// side the counter-clockwise winding faces: a particle found behind a triangle, within reach, is
+/// pushed out to the front.
+template <class T>
+class TriangleMeshCollider : public Collider<T>
+{
+  public:
+    ColliderKind kind() const noexcept override { return ColliderKind::triangle_mesh; }
+
+    struct Shape
+    {
+        std::vector<Vec3<T>> vertices;                      ///< world positions, all finite
+        std::vector<std::array<std::int32_t, 3>> triangles; ///< indices into vertices; none degenerate
+        T thickness = T(0.01); ///< finite and > 0, world units: how close a particle may come to a triangle
+                               ///< (on both sides when two_sided), before the material's margin
+        bool two_sided = true; ///< false: a closed body, outside = the side counter-clockwise winding faces
+    };
+
+    explicit TriangleMeshCollider(Shape shape, const ContactMaterial<T>& material = {}) : Collider<T>(material)
+    {
+        detail::check_mesh(shape.vertices, shape.triangles, "mesh collider");
+        check_thickness(shape.thickness);
+        m_thickness = shape.thickness;
+        m_two_sided = shape.two_sided;
+        m_vertices = std::move(shape.vertices);
+        m_triangles = std::move(shape.triangles);
+        build();
+    }
+
+    /// Moves the mesh: the same vertex count and triangles, new positions (a frame of an
+    /// animation). The tree is refitted, not rebuilt. The next pass sweeps every particle against
+    /// the mesh's motion since the pass before (from where each triangle was to where it is), so
+    /// a mesh moving faster than a thickness a frame still cannot pass through a particle. Throws
+    /// naming the vertex or the triangle that a bad position would break, and then keeps the
+    /// mesh as it was.
+    void set_vertices(std::vector<Vec3<T>> vertices)
+    {
+        if (vertices.size() != m_vertices.size())
+            detail::raise<std::invalid_argument>("simdverlet: mesh collider set_vertices got " +
+                                                 std::to_string(vertices.size()) + " vertices, but the mesh has " +
+                                                 std::to_string(m_vertices.size()));
+        detail::check_mesh(vertices, m_triangles, "mesh collider");
+        // Unswept motion accumulates: two calls between passes sweep from the first position.
+        if (!m_moving)
+            m_previous_faces = m_faces;
+        m_vertices = std::move(vertices);
+        m_moving = true;
+        compute_faces();
+        for (std::size_t k = 0; k < m_faces.size(); ++k)
+            m_boxes[k].add(face_bounds(m_previous_faces[k]));
+        m_tree.refit(m_boxes);
+        ++m_stamp;
+    }
+
+    void set_thickness(T thickness)
+    {
+        check_thickness(thickness);
+        m_thickness = thickness;
+    }
+
+    const std::vector<Vec3<T>>& vertices() const noexcept { return m_vertices; }
+    const std::vector<std::array<std::int32_t, 3>>& triangles() const noexcept { return m_triangles; }
+    T thickness() const noexcept { return m_thickness; }
+    bool two_sided() const noexcept { return m_two_sided; }
+    /// Whether the last set_vertices has not been swept yet (the next pass sweeps it).
+    bool moving() const noexcept { return m_moving; }
+
+  protected:
+    void begin_pass(std::size_t particles) override
+    {
+        m_blocks.resize((particles + kBlock - 1) / kBlock);
+        m_reach = m_thickness + this->material().margin;
+    }
+
+    void end_pass() override { m_moving = false; }
+
+    int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
+    {
+        int touched = 0;
+        for (std::size_t first = begin / kBlock * kBlock; first < end; first += kBlock)
+        {
+            const std::size_t b = std::max(begin, first), e = std::min(end, first + kBlock);
+            const std::vector<std::uint32_t>& faces = candidates(s, b, e, m_blocks[first / kBlock]);
+            if (faces.empty())
+                continue;
+            if (m_moving)
+                touched += this->run(s, b, e,
+                                     [&](auto& p, const auto& movable) { return collide<true>(p, movable, faces); });
+            else
+                touched += this->run(s, b, e,
+                                     [&](auto& p, const auto& movable) { return collide<false>(p, movable, faces); });
+        }
+        return touched;
+    }
+
+  private:
+    /// Particles per cached candidate list: a padding unit, so that a list belongs to one chunk
+    /// of the executor's split and no two threads touch it.
+    static constexpr std::size_t kBlock = simd::kPadLanes<T>;
+
+    struct Block
+    {
+        detail::Bounds<T> inner;          // where the block's particles may go and keep the list
+        detail::Bounds<T> fat;            // inner grown by the reach: what the list covers
+        T reach = T(0);                   // the reach it was built for
+        std::uint64_t stamp = 0;          // m_stamp when built; 0: never
+        std::vector<std::uint32_t> faces; // triangles (tree order) overlapping `fat`
+    };
+
+    static void check_thickness(T thickness)
+    {
+        if (!std::isfinite(thickness) || !(thickness > T(0)))
+            detail::raise<std::invalid_argument>("simdverlet: mesh collider thickness must be finite and > 0, got " +
+                                                 detail::number(thickness));
+    }
+
+    static detail::Bounds<T> face_bounds(const detail::Face<T>& f)
+    {
+        detail::Bounds<T> box;
+        box.add(f.a[0], f.a[1], f.a[2]);
+        box.add(f.a[0] + f.e1[0], f.a[1] + f.e1[1], f.a[2] + f.e1[2]);
+        box.add(f.a[0] + f.e2[0], f.a[1] + f.e2[1], f.a[2] + f.e2[2]);
+        return box;
+    }
+
+    void compute_faces()
+    {
+        m_faces.resize(m_triangles.size());
+        m_boxes.resize(m_triangles.size());
+        for (std::size_t k = 0; k < m_faces.size(); ++k)
+        {
+            const auto& tri = m_triangles[m_order[k]];
+            m_faces[k] = detail::Face<T>::from(m_vertices[std::size_t(tri[0])], m_vertices[std::size_t(tri[1])],
+                                               m_vertices[std::size_t(tri[2])]);
+            m_boxes[k] = face_bounds(m_faces[k]);
+        }
+    }
+
+    void build()
+    {
+        m_order.assign(m_triangles.size(), 0);
+        for (std::uint32_t k = 0; k < m_order.size(); ++k)
+            m_order[k] = k;
+        compute_faces(); // in the caller's order: the tree sorts these bounds
+        m_order = m_tree.build(m_boxes);
+        compute_faces(); // and again in tree order
+        m_tree.refit(m_boxes);
+        m_previous_faces.clear();
+        m_moving = false;
+        ++m_stamp;
+    }
+
+    /// The block's candidate list, rebuilt when one of its particles has left the bounds it was
+    /// built for or the mesh moved since.
+    const std::vector<std::uint32_t>& candidates(const StateArrays<T>& s, std::size_t b, std::size_t e, Block& block)
+    {
+        if (block.stamp == m_stamp && block.reach == m_reach && all_inside(s, b, e, block.inner))
+            return block.faces;
+        detail::Bounds<T> swept;
+        for (std::size_t i = b; i < e; ++i)
+        {
+            swept.add(s.x[i], s.y[i], s.z[i]);
+            swept.add(s.px[i], s.py[i], s.pz[i]);
+        }
+        // A sixteenth of the block's size as slack: a sheet sliding over the mesh keeps its lists
+        // for a few steps, and the lists stay short (measured on BM_mesh_collider: a quarter
+        // doubled the triangles visited; a sixteenth rebuilds about one block in a hundred).
+        block.inner = swept.grown(swept.largest_extent() / T(16));
+        block.fat = block.inner.grown(m_reach);
+        block.reach = m_reach;
+        block.stamp = m_stamp;
+        block.faces.clear();
+        m_tree.query(block.fat, m_boxes, block.faces);
+        return block.faces;
+    }
+
+    bool all_inside(const StateArrays<T>& s, std::size_t b, std::size_t e, const detail::Bounds<T>& box) const
+    {
+        if (this->vectorized)
+            return kernels::all_inside_vector<xsimd::default_arch>(s, b, e, box.lo, box.hi);
+        return kernels::all_inside(s, b, e, box.lo, box.hi);
+    }
+
+    /// The contact of lanes `movable` with the triangles `faces`: the earliest crossing of the
+    /// swept segment if there is one, else the closest triangle within reach. kMoving sweeps
+    /// against the mesh's motion since the last pass.
+    template <bool kMoving, class V, class M>
+    M collide(kernels::ParticleLanes<V>& p, const M& movable, const std::vector<std::uint32_t>& faces) const
+    {
+        const V zero(T(0)), one(T(1)), reach(m_reach);
+        // Each lane's swept bounds: a triangle outside them is skipped by that lane whatever the
+        // list holds, which is what makes the list's age invisible in the result.
+        const V lo_x = simd::min(p.x, p.px) - reach, hi_x = simd::max(p.x, p.px) + reach;
+        const V lo_y = simd::min(p.y, p.py) - reach, hi_y = simd::max(p.y, p.py) + reach;
+        const V lo_z = simd::min(p.z, p.pz) - reach, hi_z = simd::max(p.z, p.pz) + reach;
+        V best_t(T(2));                                              // earliest crossing, as a fraction of the step
+        V hit_nx = zero, hit_ny = zero, hit_nz = zero, hit_s = zero; // its normal, and x's distance along it
+        V best_d2 = reach * reach;                                   // closest triangle within reach
+        V qx = zero, qy = zero, qz = zero;                           // p minus its closest point
+        V fnx = zero, fny = zero, fnz = zero; // that triangle's normal (toward px when two-sided)
+        const T tolerance = T(1e-5);          // barycentric slack: a seam belongs to both sides
+        for (const std::uint32_t k : faces)
+        {
+            const detail::Bounds<T>& box = m_boxes[k];
+            const M near = movable && (lo_x <= V(box.hi[0])) && (hi_x >= V(box.lo[0])) && (lo_y <= V(box.hi[1])) &&
+                           (hi_y >= V(box.lo[1])) && (lo_z <= V(box.hi[2])) && (hi_z >= V(box.lo[2]));
+            if (!simd::any(near))
+                continue;
+            const detail::Face<T>& f = m_faces[k];
+            const detail::Face<T>& f0 = kMoving ? m_previous_faces[k] : f;
+            const V nx(f.n[0]), ny(f.n[1]), nz(f.n[2]);
+            const V s1 = (p.x - V(f.a[0])) * nx + (p.y - V(f.a[1])) * ny + (p.z - V(f.a[2])) * nz;
+            const V s0 = (p.px - V(f0.a[0])) * V(f0.n[0]) + (p.py - V(f0.a[1])) * V(f0.n[1]) +
+                         (p.pz - V(f0.a[2])) * V(f0.n[2]);
+            M cross = (s0 >= zero) && (s1 < zero);
+            if (m_two_sided)
+                cross = (cross && (s0 > zero)) || ((s0 < zero) && (s1 > zero));
+            cross = cross && near;
+            // The side px is on; a one-sided mesh has only the front.
+            const V side = m_two_sided ? simd::select(s0 < zero, V(-one), one) : one;
+            if (simd::any(cross))
+            {
+                const V t = s0 / simd::select(cross, s0 - s1, one);
+                const V rx = p.px + t * (p.x - p.px), ry = p.py + t * (p.y - p.py), rz = p.pz + t * (p.z - p.pz);
+                const M inside = contains<kMoving>(f0, f, t, rx, ry, rz, tolerance);
+                const M hit = cross && inside && (t < best_t);
+                best_t = simd::select(hit, t, best_t);
+                hit_nx = simd::select(hit, nx * side, hit_nx);
+                hit_ny = simd::select(hit, ny * side, hit_ny);
+                hit_nz = simd::select(hit, nz * side, hit_nz);
+                hit_s = simd::select(hit, s1 * side, hit_s);
+            }
+            // No point of the triangle is nearer than its plane: most candidates stop here.
+            const M flat = near && (s1 < reach) && (s1 > -reach);
+            if (!simd::any(flat))
+                continue;
+            V dx, dy, dz;
+            closest_offset(f, p, s1, nx, ny, nz, flat, dx, dy, dz);
+            const V d2 = dx * dx + dy * dy + dz * dz;
+            const M closer = flat && (d2 < best_d2);
+            best_d2 = simd::select(closer, d2, best_d2);
+            qx = simd::select(closer, dx, qx);
+            qy = simd::select(closer, dy, qy);
+            qz = simd::select(closer, dz, qz);
+            fnx = simd::select(closer, nx * side, fnx);
+            fny = simd::select(closer, ny * side, fny);
+            fnz = simd::select(closer, nz * side, fnz);
+        }
+        const M swept = best_t < V(T(2));
+        const M close = !swept && movable && (best_d2 < reach * reach);
+        const M active = swept || close;
+        if (!simd::any(active))
+            return active;
+        // The closest point's offset gives the normal, except where it has no direction (a
+        // particle on the surface) or, one-sided, points inward: there the face normal decides.
+        const V d = simd::sqrt(best_d2);
+        const V s = qx * fnx + qy * fny + qz * fnz;
+        M use_face = d < V(detail::kTinyLength<T>);
+        if (!m_two_sided)
+            use_face = use_face || (s < zero);
+        const V inv_d = one / simd::max(d, V(detail::kTinyLength<T>));
+        const V cnx = simd::select(use_face, fnx, qx * inv_d);
+        const V cny = simd::select(use_face, fny, qy * inv_d);
+        const V cnz = simd::select(use_face, fnz, qz * inv_d);
+        const V close_depth = reach - simd::select(use_face, s, d);
+        const V nx = simd::select(swept, hit_nx, cnx);
+        const V ny = simd::select(swept, hit_ny, cny);
+        const V nz = simd::select(swept, hit_nz, cnz);
+        const V depth = simd::select(swept, reach - hit_s, close_depth);
+        return detail::respond(p, nx, ny, nz, depth, active, this->material());
+    }
+
+    /// Whether the point r, where a segment crossed the plane at fraction t of the step, lies
+    /// inside the triangle (where it was then, for a moving mesh), barycentric slack `tolerance`.
+    template <bool kMoving, class V>
+    static auto contains(const detail::Face<T>& f0, const detail::Face<T>& f, const V& t, const V& rx, const V& ry,
+                         const V& rz, T tolerance)
+    {
+        V ax(f.a[0]), ay(f.a[1]), az(f.a[2]);
+        V e1x(f.e1[0]), e1y(f.e1[1]), e1z(f.e1[2]);
+        V e2x(f.e2[0]), e2y(f.e2[1]), e2z(f.e2[2]);
+        V e11(f.e11), e12(f.e12), e22(f.e22), inv_gram(f.inv_gram);
+        if constexpr (kMoving)
+        {
+            // The triangle where it was at t, moving each corner on a straight line.
+            const auto lerp = [&](T from, T to) -> V { return V(from) + t * V(to - from); };
+            ax = lerp(f0.a[0], f.a[0]), ay = lerp(f0.a[1], f.a[1]), az = lerp(f0.a[2], f.a[2]);
+            e1x = lerp(f0.e1[0], f.e1[0]), e1y = lerp(f0.e1[1], f.e1[1]), e1z = lerp(f0.e1[2], f.e1[2]);
+            e2x = lerp(f0.e2[0], f.e2[0]), e2y = lerp(f0.e2[1], f.e2[1]), e2z = lerp(f0.e2[2], f.e2[2]);
+            e11 = e1x * e1x + e1y * e1y + e1z * e1z;
+            e12 = e1x * e2x + e1y * e2y + e1z * e2z;
+            e22 = e2x * e2x + e2y * e2y + e2z * e2z;
+            inv_gram = V(T(1)) / simd::max(e11 * e22 - e12 * e12, V(std::numeric_limits<T>::min()));
+        }
+        const V px = rx - ax, py = ry - ay, pz = rz - az;
+        const V d1 = e1x * px + e1y * py + e1z * pz;
+        const V d2 = e2x * px + e2y * py + e2z * pz;
+        const V v = (e22 * d1 - e12 * d2) * inv_gram;
+        const V w = (e11 * d2 - e12 * d1) * inv_gram;
+        const V low(-tolerance);
+        return (v >= low) && (w >= low) && (v + w <= V(T(1) + tolerance));
+    }
+
+    /// p minus the closest point of triangle f (Ericson's Voronoi regions, all evaluated and
+    /// selected, vertex regions winning over edges over the face). A lane whose foot on the plane
+    /// is inside the triangle takes its plane offset s1 n, so when every lane of `lanes` is, the
+    /// regions are not evaluated at all: a particle lying on a mesh usually is.
+    template <class V, class M>
+    static void closest_offset(const detail::Face<T>& f, const kernels::ParticleLanes<V>& p, const V& s1, const V& nx,
+                               const V& ny, const V& nz, const M& lanes, V& dx, V& dy, V& dz)
+    {
+        const V zero(T(0)), one(T(1));
+        const V apx = p.x - V(f.a[0]), apy = p.y - V(f.a[1]), apz = p.z - V(f.a[2]);
+        const V d1 = V(f.e1[0]) * apx + V(f.e1[1]) * apy + V(f.e1[2]) * apz;
+        const V d2 = V(f.e2[0]) * apx + V(f.e2[1]) * apy + V(f.e2[2]) * apz;
+        const V d3 = d1 - V(f.e11), d4 = d2 - V(f.e12); // the same against b
+        const V d5 = d1 - V(f.e12), d6 = d2 - V(f.e22); // and against c
+        const V vc = d1 * d4 - d3 * d2;
+        const V vb = d5 * d2 - d1 * d6;
+        const V va = d3 * d6 - d5 * d4;
+        const M face = (va > zero) && (vb > zero) && (vc > zero);
+        dx = s1 * nx;
+        dy = s1 * ny;
+        dz = s1 * nz;
+        if (!simd::any(lanes && !face))
+            return;
+        // Barycentric (v, w) of the closest point, a + v e1 + w e2: the face first, then each
+        // region that overrides it, in increasing precedence.
+        V v = vb * V(f.inv_gram);
+        V w = vc * V(f.inv_gram);
+        const auto region = [&](const auto& in, const V& rv, const V& rw) {
+            v = simd::select(in, rv, v);
+            w = simd::select(in, rw, w);
+        };
+        const V bc = (d4 - d3) * V(f.inv_e33);
+        region((va <= zero) && (d4 - d3 >= zero) && (d5 - d6 >= zero), one - bc, bc);
+        region((vb <= zero) && (d2 >= zero) && (d6 <= zero), zero, d2 * V(f.inv_e22));
+        region((d6 >= zero) && (d5 <= d6), zero, one);
+        region((vc <= zero) && (d1 >= zero) && (d3 <= zero), d1 * V(f.inv_e11), zero);
+        region((d3 >= zero) && (d4 <= d3), one, zero);
+        region((d1 <= zero) && (d2 <= zero), zero, zero);
+        dx = simd::select(face, dx, apx - (V(f.e1[0]) * v + V(f.e2[0]) * w));
+        dy = simd::select(face, dy, apy - (V(f.e1[1]) * v + V(f.e2[1]) * w));
+        dz = simd::select(face, dz, apz - (V(f.e1[2]) * v + V(f.e2[2]) * w));
+    }
+
+    std::vector<Vec3<T>> m_vertices;
+    std::vector<std::array<std::int32_t, 3>> m_triangles;
+    T m_thickness = T(0.01);
+    bool m_two_sided = true;
+
+    std::vector<std::uint32_t> m_order;            // tree order -> the caller's triangle index
+    std::vector<detail::Face<T>> m_faces;          // tree order
+    std::vector<detail::Face<T>> m_previous_faces; // before the unswept motion, while m_moving
+    std::vector<detail::Bounds<T>> m_boxes;        // each face's bounds, with its unswept motion
+    detail::TriangleTree<T> m_tree;
+    std::uint64_t m_stamp = 0; // changes whenever the boxes do
+    bool m_moving = false;
+
+    std::vector<Block> m_blocks; // per kBlock particles
+    T m_reach = T(0);            // thickness + margin, fixed for a pass
+};
+
+} // namespace simdverlet

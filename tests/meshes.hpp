@@ -1,0 +1,115 @@
+// Procedural triangle meshes for the mesh-collider tests and benchmarks, wound counter-clockwise
+// seen from outside.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <numbers>
+#include <utility>
+#include <vector>
+
+#include <simdverlet/mesh_collider.hpp>
+
+namespace simdverlet::testing
+{
+
+/// A sphere of 20 x 4^subdivisions triangles with every vertex on the sphere: an icosahedron
+/// whose faces are split in four, the new vertices pushed out to the radius, `subdivisions` times.
+template <class T>
+TriangleMesh<T> icosphere(const Vec3<T>& centre, T radius, int subdivisions)
+{
+    const double g = (1.0 + std::sqrt(5.0)) / 2.0;
+    std::vector<Eigen::Vector3d> v = {{-1, g, 0},  {1, g, 0},  {-1, -g, 0}, {1, -g, 0}, {0, -1, g},  {0, 1, g},
+                                      {0, -1, -g}, {0, 1, -g}, {g, 0, -1},  {g, 0, 1},  {-g, 0, -1}, {-g, 0, 1}};
+    for (auto& p : v)
+        p.normalize();
+    std::vector<std::array<std::int32_t, 3>> f = {{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
+                                                  {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
+                                                  {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
+                                                  {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
+    for (int s = 0; s < subdivisions; ++s)
+    {
+        std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> middle;
+        const auto mid = [&](std::int32_t a, std::int32_t b) {
+            const auto key = std::minmax(a, b);
+            const auto it = middle.find(key);
+            if (it != middle.end())
+                return it->second;
+            v.push_back((v[std::size_t(a)] + v[std::size_t(b)]).normalized());
+            const auto index = std::int32_t(v.size() - 1);
+            middle.emplace(key, index);
+            return index;
+        };
+        std::vector<std::array<std::int32_t, 3>> next;
+        for (const auto& t : f)
+        {
+            const std::int32_t ab = mid(t[0], t[1]), bc = mid(t[1], t[2]), ca = mid(t[2], t[0]);
+            next.push_back({t[0], ab, ca});
+            next.push_back({t[1], bc, ab});
+            next.push_back({t[2], ca, bc});
+            next.push_back({ab, bc, ca});
+        }
+        f = std::move(next);
+    }
+    TriangleMesh<T> mesh;
+    for (const auto& p : v)
+        mesh.vertices.push_back(centre + radius * p.cast<T>());
+    mesh.triangles = std::move(f);
+    return mesh;
+}
+
+/// A torus around the y axis: `around` segments along the ring, `across` around the tube, two
+/// triangles each (2 x around x across triangles).
+template <class T>
+TriangleMesh<T> torus(const Vec3<T>& centre, T ring_radius, T tube_radius, int around, int across)
+{
+    TriangleMesh<T> mesh;
+    for (int i = 0; i < around; ++i)
+        for (int j = 0; j < across; ++j)
+        {
+            const double u = 2 * std::numbers::pi * i / around, w = 2 * std::numbers::pi * j / across;
+            const double r = double(ring_radius) + double(tube_radius) * std::cos(w);
+            mesh.vertices.push_back(
+                centre + Vec3<T>(T(r * std::cos(u)), T(double(tube_radius) * std::sin(w)), T(r * std::sin(u))));
+        }
+    const auto at = [&](int i, int j) { return std::int32_t((i % around) * across + j % across); };
+    for (int i = 0; i < around; ++i)
+        for (int j = 0; j < across; ++j)
+        {
+            mesh.triangles.push_back({at(i, j), at(i, j + 1), at(i + 1, j)});
+            mesh.triangles.push_back({at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)});
+        }
+    return mesh;
+}
+
+/// An axis-aligned box as 12 triangles facing out.
+template <class T>
+TriangleMesh<T> box_mesh(const Vec3<T>& lo, const Vec3<T>& hi)
+{
+    TriangleMesh<T> mesh;
+    for (int k = 0; k < 8; ++k)
+        mesh.vertices.push_back({k & 1 ? hi.x() : lo.x(), k & 2 ? hi.y() : lo.y(), k & 4 ? hi.z() : lo.z()});
+    // Each face as a quad (a, b, c, d), counter-clockwise from outside.
+    const std::array<std::array<std::int32_t, 4>, 6> quads = {
+        {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}}};
+    for (const auto& q : quads)
+    {
+        mesh.triangles.push_back({q[0], q[1], q[2]});
+        mesh.triangles.push_back({q[0], q[2], q[3]});
+    }
+    return mesh;
+}
+
+/// The square [-half, half]^2 in the plane x = 0 as two triangles sharing the diagonal y = z.
+template <class T>
+TriangleMesh<T> square_wall(T half)
+{
+    TriangleMesh<T> mesh;
+    mesh.vertices = {{0, -half, -half}, {0, half, -half}, {0, half, half}, {0, -half, half}};
+    mesh.triangles = {{0, 1, 2}, {0, 2, 3}};
+    return mesh;
+}
+
+} // namespace simdverlet::testing
