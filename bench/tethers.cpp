@@ -126,6 +126,45 @@ void BM_strain_limit_schemes(benchmark::State& bench)
                   percent(r.peak).c_str(), percent(r.late).c_str());
     bench.SetLabel(label);
 }
+/// The order of tethers and strain limiting, both registered, on the soft 48 x 48 sheet (side 48:
+/// stiffness 2000, spacing 0.1, one substep, bounds 2 %, 300 frames) or the swinging peer sheet
+/// (side 256: stiffness 110 000, 6 substeps, bounds 1 %, 600 frames). Args: side, limiter first
+/// (0: tethers first, the order the other rows use), limiter passes.
+void BM_tether_limiter_order(benchmark::State& bench)
+{
+    const bool soft = bench.range(0) == 48;
+    const bool limiter_first = bench.range(1) != 0;
+    const int passes = int(bench.range(2));
+    const float bound = soft ? 0.02f : 0.01f;
+    const StepParams<float> step = soft
+                                       ? StepParams<float>{.dt = 1.0f / 60.0f, .gravity = {0, 9.8f, 0}, .iterations = 1}
+                                       : StepParams<float>{.dt = 1.0f / 60.0f,
+                                                           .damping = 0.99833f,
+                                                           .gravity = {0, 9.81f, 0},
+                                                           .iterations = 1,
+                                                           .substeps = 6};
+    const int frames = soft ? 300 : 600;
+    SwingResult r;
+    for (auto _ : bench)
+        r = swing(bench, soft ? 48 : 256, soft ? 0.1f : 0.5f, soft ? 2000.0f : 110000.0f, step, frames, 1,
+                  [&](Simulation<float>& sim, const Cloth<float>& c) {
+                      const auto limit = [&] {
+                          add_strain_limit(sim, StrainLimitOptions<float>{
+                                                    .max_stretch = bound, .max_compression = bound, .passes = passes});
+                      };
+                      if (limiter_first)
+                          limit();
+                      add_tethers(sim, c, TetherOptions<float>{});
+                      if (!limiter_first)
+                          limit();
+                  });
+    using C = benchmark::Counter;
+    bench.counters["ms_per_frame"] = C(1e-3 * frames, C::kIsIterationInvariantRate | C::kInvert);
+    bench.counters["peak"] = r.peak;
+    bench.counters["late"] = r.late;
+    bench.SetLabel(std::string(limiter_first ? "limiter, then tethers" : "tethers, then limiter") + ": peak " +
+                   percent(r.peak) + ", last second " + percent(r.late));
+}
 } // namespace
 
 // The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
@@ -150,5 +189,12 @@ BENCHMARK(BM_strain_limit_schemes)
     ->ArgNames({"coloured", "averaged", "relax10", "passes"})
     ->ArgsProduct({{0, 1}, {0}, {10}, {1, 4, 16}})
     ->ArgsProduct({{0, 1}, {1}, {10, 15}, {1, 4, 16}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+BENCHMARK(BM_tether_limiter_order)
+    ->ArgNames({"side", "limiter_first", "passes"})
+    ->ArgsProduct({{48}, {0, 1}, {4, 16}})
+    ->ArgsProduct({{256}, {0, 1}, {1}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);

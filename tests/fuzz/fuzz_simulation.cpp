@@ -8,6 +8,7 @@
 //     lengths and stiffnesses are finite and >= 0, the constraint set covers every particle;
 //   - pinned particles do not move in a step (unless a removal renumbered them);
 //   - tearing and cutting never leave half of a symmetric pair behind.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -146,11 +147,64 @@ void add_collider(World& w, FuzzedDataProvider& in)
     }
 }
 
+/// Self-collision, tethers, strain limiting or motion constraints, with settings that may be bad.
+void add_contact_or_stretch_stage(World& w, FuzzedDataProvider& in)
+{
+    auto& sim = w.sim;
+    const auto any_range = [&]() -> ParticleRange {
+        const std::size_t a = in.ConsumeIntegralInRange<std::size_t>(0, sim.size() + 2);
+        return {.begin = a, .end = in.ConsumeIntegralInRange<std::size_t>(a, sim.size() + 2)};
+    };
+    switch (in.ConsumeIntegralInRange<int>(0, 3))
+    {
+    case 0:
+        add_self_collision(sim, SelfCollisionOptions<float>{.thickness = any_float(in, -0.1f, 1),
+                                                            .range = any_range(),
+                                                            .friction = any_float(in, -0.1f, 1),
+                                                            .passes = in.ConsumeIntegralInRange<int>(0, 3),
+                                                            .name = w.next_name("self")});
+        break;
+    case 1:
+        if (!w.cloths.empty())
+            add_tethers(sim, w.cloths[in.ConsumeIntegralInRange<std::size_t>(0, w.cloths.size() - 1)],
+                        TetherOptions<float>{.kind = in.ConsumeBool() ? TetherKind::geodesic : TetherKind::euclidean,
+                                             .slack = any_float(in, 0.5f, 3),
+                                             .name = w.next_name("tethers")});
+        break;
+    case 2:
+        add_strain_limit(sim, StrainLimitOptions<float>{.max_stretch = any_float(in, -0.1f, 0.5f),
+                                                        .max_compression = any_float(in, -0.1f, 0.5f),
+                                                        .passes = in.ConsumeIntegralInRange<int>(0, 4),
+                                                        .range = any_range(),
+                                                        .name = w.next_name("limit")});
+        break;
+    default:
+    {
+        const ParticleRange range = any_range();
+        auto motion = add_motion_constraints(sim, range,
+                                             MotionOptions<float>{.max_distance = any_float(in, -0.1f, 2),
+                                                                  .backstop_radius = any_float(in, 0, 1),
+                                                                  .backstop_distance = any_float(in, 0, 1),
+                                                                  .name = w.next_name("motion")});
+        // Targets where the particles are, moved a little, perhaps one short.
+        std::vector<V> targets, normals;
+        for (std::size_t i = range.begin; i < std::min(range.end, sim.size()); ++i)
+        {
+            targets.push_back(sim.state().position(i) + any_point(in) * 0.05f);
+            normals.push_back(V(0, -1, 0));
+        }
+        if (!targets.empty() && in.ConsumeBool())
+            targets.pop_back();
+        motion.set_targets(targets, normals);
+    }
+    }
+}
+
 void one_operation(World& w, FuzzedDataProvider& in)
 {
     auto& sim = w.sim;
     const auto any_particle = [&] { return in.ConsumeIntegralInRange<std::size_t>(0, sim.size() + 2); };
-    switch (in.ConsumeIntegralInRange<int>(0, 14))
+    switch (in.ConsumeIntegralInRange<int>(0, 15))
     {
     case 0:
         for (int n = in.ConsumeIntegralInRange<int>(1, 8); n > 0; --n)
@@ -318,6 +372,9 @@ void one_operation(World& w, FuzzedDataProvider& in)
                                any_point(in), in.ConsumeBool());
             }
         }
+        break;
+    case 14:
+        add_contact_or_stretch_stage(w, in);
         break;
     default:
         if (!w.cloths.empty() && in.ConsumeBool())
