@@ -164,6 +164,52 @@ struct Face
     }
 };
 
+/// p minus the closest point of triangle f (Ericson's Voronoi regions, all evaluated and
+/// selected, vertex regions winning over edges over the face). A lane whose foot on the plane is
+/// inside the triangle takes its plane offset s1 n, so when every lane of `lanes` is, the regions
+/// are not evaluated at all: a particle lying on a mesh usually is. F is a Face (one triangle for
+/// every lane) or any struct of the same fields holding one triangle per lane: V(f.field) reads
+/// either, so both layouts share this arithmetic.
+template <class V, class F, class M>
+void closest_offset(const F& f, const V& px, const V& py, const V& pz, const V& s1, const V& nx, const V& ny,
+                    const V& nz, const M& lanes, V& dx, V& dy, V& dz)
+{
+    using T = simd::Scalar<V>;
+    const V zero(T(0)), one(T(1));
+    const V apx = px - V(f.a[0]), apy = py - V(f.a[1]), apz = pz - V(f.a[2]);
+    const V d1 = V(f.e1[0]) * apx + V(f.e1[1]) * apy + V(f.e1[2]) * apz;
+    const V d2 = V(f.e2[0]) * apx + V(f.e2[1]) * apy + V(f.e2[2]) * apz;
+    const V d3 = d1 - V(f.e11), d4 = d2 - V(f.e12); // the same against b
+    const V d5 = d1 - V(f.e12), d6 = d2 - V(f.e22); // and against c
+    const V vc = d1 * d4 - d3 * d2;
+    const V vb = d5 * d2 - d1 * d6;
+    const V va = d3 * d6 - d5 * d4;
+    const M face = (va > zero) && (vb > zero) && (vc > zero);
+    dx = s1 * nx;
+    dy = s1 * ny;
+    dz = s1 * nz;
+    if (!simd::any(lanes && !face))
+        return;
+    // Barycentric (v, w) of the closest point, a + v e1 + w e2: the face first, then each
+    // region that overrides it, in increasing precedence.
+    V v = vb * V(f.inv_gram);
+    V w = vc * V(f.inv_gram);
+    const auto region = [&](const auto& in, const V& rv, const V& rw) {
+        v = simd::select(in, rv, v);
+        w = simd::select(in, rw, w);
+    };
+    const V bc = (d4 - d3) * V(f.inv_e33);
+    region((va <= zero) && (d4 - d3 >= zero) && (d5 - d6 >= zero), one - bc, bc);
+    region((vb <= zero) && (d2 >= zero) && (d6 <= zero), zero, d2 * V(f.inv_e22));
+    region((d6 >= zero) && (d5 <= d6), zero, one);
+    region((vc <= zero) && (d1 >= zero) && (d3 <= zero), d1 * V(f.inv_e11), zero);
+    region((d3 >= zero) && (d4 <= d3), one, zero);
+    region((d1 <= zero) && (d2 <= zero), zero, zero);
+    dx = simd::select(face, dx, apx - (V(f.e1[0]) * v + V(f.e2[0]) * w));
+    dy = simd::select(face, dy, apy - (V(f.e1[1]) * v + V(f.e2[1]) * w));
+    dz = simd::select(face, dz, apz - (V(f.e1[2]) * v + V(f.e2[2]) * w));
+}
+
 /// A bounding-volume hierarchy over triangle bounds: median splits on the longest axis of the
 /// centroids, up to kLeaf triangles a leaf, nodes in depth-first order (a node's children come
 /// after it, the left one next). Built in O(m log m); refit in O(m), children before parents.
@@ -516,7 +562,7 @@ class TriangleMeshCollider : public Collider<T>
             if (!simd::any(flat))
                 continue;
             V dx, dy, dz;
-            closest_offset(f, p, s1, nx, ny, nz, flat, dx, dy, dz);
+            detail::closest_offset(f, p.x, p.y, p.z, s1, nx, ny, nz, flat, dx, dy, dz);
             const V d2 = dx * dx + dy * dy + dz * dz;
             const M closer = flat && (d2 < best_d2);
             best_d2 = simd::select(closer, d2, best_d2);
@@ -580,49 +626,6 @@ class TriangleMeshCollider : public Collider<T>
         const V w = (e11 * d2 - e12 * d1) * inv_gram;
         const V low(-tolerance);
         return (v >= low) && (w >= low) && (v + w <= V(T(1) + tolerance));
-    }
-
-    /// p minus the closest point of triangle f (Ericson's Voronoi regions, all evaluated and
-    /// selected, vertex regions winning over edges over the face). A lane whose foot on the plane
-    /// is inside the triangle takes its plane offset s1 n, so when every lane of `lanes` is, the
-    /// regions are not evaluated at all: a particle lying on a mesh usually is.
-    template <class V, class M>
-    static void closest_offset(const detail::Face<T>& f, const kernels::ParticleLanes<V>& p, const V& s1, const V& nx,
-                               const V& ny, const V& nz, const M& lanes, V& dx, V& dy, V& dz)
-    {
-        const V zero(T(0)), one(T(1));
-        const V apx = p.x - V(f.a[0]), apy = p.y - V(f.a[1]), apz = p.z - V(f.a[2]);
-        const V d1 = V(f.e1[0]) * apx + V(f.e1[1]) * apy + V(f.e1[2]) * apz;
-        const V d2 = V(f.e2[0]) * apx + V(f.e2[1]) * apy + V(f.e2[2]) * apz;
-        const V d3 = d1 - V(f.e11), d4 = d2 - V(f.e12); // the same against b
-        const V d5 = d1 - V(f.e12), d6 = d2 - V(f.e22); // and against c
-        const V vc = d1 * d4 - d3 * d2;
-        const V vb = d5 * d2 - d1 * d6;
-        const V va = d3 * d6 - d5 * d4;
-        const M face = (va > zero) && (vb > zero) && (vc > zero);
-        dx = s1 * nx;
-        dy = s1 * ny;
-        dz = s1 * nz;
-        if (!simd::any(lanes && !face))
-            return;
-        // Barycentric (v, w) of the closest point, a + v e1 + w e2: the face first, then each
-        // region that overrides it, in increasing precedence.
-        V v = vb * V(f.inv_gram);
-        V w = vc * V(f.inv_gram);
-        const auto region = [&](const auto& in, const V& rv, const V& rw) {
-            v = simd::select(in, rv, v);
-            w = simd::select(in, rw, w);
-        };
-        const V bc = (d4 - d3) * V(f.inv_e33);
-        region((va <= zero) && (d4 - d3 >= zero) && (d5 - d6 >= zero), one - bc, bc);
-        region((vb <= zero) && (d2 >= zero) && (d6 <= zero), zero, d2 * V(f.inv_e22));
-        region((d6 >= zero) && (d5 <= d6), zero, one);
-        region((vc <= zero) && (d1 >= zero) && (d3 <= zero), d1 * V(f.inv_e11), zero);
-        region((d3 >= zero) && (d4 <= d3), one, zero);
-        region((d1 <= zero) && (d2 <= zero), zero, zero);
-        dx = simd::select(face, dx, apx - (V(f.e1[0]) * v + V(f.e2[0]) * w));
-        dy = simd::select(face, dy, apy - (V(f.e1[1]) * v + V(f.e2[1]) * w));
-        dz = simd::select(face, dz, apz - (V(f.e1[2]) * v + V(f.e2[2]) * w));
     }
 
     std::vector<Vec3<T>> m_vertices;
