@@ -78,23 +78,29 @@ void BM_mesh_collider(benchmark::State& bench)
                    (threads > 1 ? " threads" : " thread") + (drape.sim.vectorized() ? "" : ", scalar"));
 }
 
-/// One pass of the collider over the draped sheet, positions restored after each, so every pass
-/// sees the same contacts (and, after the first, warm candidate lists).
-void BM_mesh_collider_pass(benchmark::State& bench)
+/// Times one pass of `mesh` over `state`, restored after each, so every pass sees the same
+/// contacts (and, after the first, warm candidate lists). Reports the contacts.
+void time_passes(benchmark::State& bench, TriangleMeshCollider<float>& mesh, State3<float>& state)
 {
-    Drape drape(1);
-    drape.mesh->vectorized = bench.range(0) != 0;
-    auto& state = drape.sim.state();
     const State3<float> original = state;
     int contacts = 0;
     for (auto _ : bench)
     {
-        contacts = drape.mesh->project(state);
+        contacts = mesh.project(state);
         bench.PauseTiming();
         state = original;
         bench.ResumeTiming();
     }
     bench.counters["contacts"] = double(contacts);
+}
+
+/// One pass of the collider over the draped sheet, vector or scalar.
+void BM_mesh_collider_pass(benchmark::State& bench)
+{
+    Drape drape(1);
+    drape.mesh->vectorized = bench.range(0) != 0;
+    auto& state = drape.sim.state();
+    time_passes(bench, *drape.mesh, state);
     bench.counters["particles_per_s"] = benchmark::Counter(double(state.size()),
                                                            benchmark::Counter::kIsIterationInvariantRate);
     bench.SetLabel(drape.mesh->vectorized ? simd::arch_name() : "scalar");
@@ -109,11 +115,18 @@ Simulation<float> reordered(const Simulation<float>& sim, bool tiles)
         const auto k = out.add_particle(sim.state().position(i), sim.state().inverse_mass(i));
         out.state().set_velocity(k, sim.state().velocity(i));
     };
-    for (int tr = 0; tr < kSide; tr += tiles ? 4 : 1)
-        for (int tc = 0; tc < kSide; tc += tiles ? 4 : kSide)
-            for (int r = 0; r < (tiles ? 4 : 1); ++r)
-                for (int c = 0; c < (tiles ? 4 : kSide); ++c)
-                    copy(std::size_t((tr + r) * kSide + tc + c));
+    if (!tiles)
+    {
+        for (std::size_t i = 0; i < sim.size(); ++i)
+            copy(i);
+        return out;
+    }
+    for (int tile = 0; tile < kSide * kSide / 16; ++tile)
+        for (int k = 0; k < 16; ++k)
+        {
+            const int row = tile / (kSide / 4) * 4 + k / 4, col = tile % (kSide / 4) * 4 + k % 4;
+            copy(std::size_t(row * kSide + col));
+        }
     return out;
 }
 
@@ -124,17 +137,7 @@ void BM_mesh_collider_order(benchmark::State& bench)
     const bool tiles = bench.range(0) != 0;
     Drape drape(1);
     auto particles = reordered(drape.sim, tiles);
-    auto& state = particles.state();
-    const State3<float> original = state;
-    int contacts = 0;
-    for (auto _ : bench)
-    {
-        contacts = drape.mesh->project(state);
-        bench.PauseTiming();
-        state = original;
-        bench.ResumeTiming();
-    }
-    bench.counters["contacts"] = double(contacts);
+    time_passes(bench, *drape.mesh, particles.state());
     bench.SetLabel(tiles ? "4 x 4 tiles" : "rows");
 }
 /// "Particles in lanes or triangles in lanes": the closest-point query alone (no sweep, no
@@ -167,15 +170,9 @@ struct QueryScene
     {
         const auto ring = testing::torus<float>({0, 0, 0}, 40.0f, 15.0f, 100, 50);
         for (const auto& t : ring.triangles)
-        {
             faces.push_back(detail::Face<float>::from(
                 ring.vertices[std::size_t(t[0])], ring.vertices[std::size_t(t[1])], ring.vertices[std::size_t(t[2])]));
-            detail::Bounds<float> b;
-            for (const auto v : t)
-                b.add(ring.vertices[std::size_t(v)].x(), ring.vertices[std::size_t(v)].y(),
-                      ring.vertices[std::size_t(v)].z());
-            boxes.push_back(b);
-        }
+        boxes = testing::triangle_bounds(ring);
         detail::TriangleTree<float> tree;
         const auto order = tree.build(boxes);
         std::vector<detail::Face<float>> f2;

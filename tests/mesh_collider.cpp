@@ -77,15 +77,7 @@ std::vector<Vec3<T>> moved(const std::vector<Vec3<T>>& vertices, const Vec3<T>& 
 TEST_CASE("the triangle tree finds exactly the triangles whose bounds a brute-force scan finds, in order", "[mesh]")
 {
     const auto mesh = torus<float>({0, 0, 0}, 2.0f, 0.6f, 40, 16);
-    std::vector<detail::Bounds<float>> boxes;
-    for (const auto& t : mesh.triangles)
-    {
-        detail::Bounds<float> b;
-        for (const auto v : t)
-            b.add(mesh.vertices[std::size_t(v)].x(), mesh.vertices[std::size_t(v)].y(),
-                  mesh.vertices[std::size_t(v)].z());
-        boxes.push_back(b);
-    }
+    const std::vector<detail::Bounds<float>> boxes = triangle_bounds(mesh);
     detail::TriangleTree<float> tree;
     const auto order = tree.build(boxes);
     std::vector<detail::Bounds<float>> sorted;

@@ -60,6 +60,22 @@ TriangleMesh<T> icosphere(const Vec3<T>& centre, T radius, int subdivisions)
     return mesh;
 }
 
+/// Each triangle's bounding box, in the mesh's order.
+template <class T>
+std::vector<detail::Bounds<T>> triangle_bounds(const TriangleMesh<T>& mesh)
+{
+    std::vector<detail::Bounds<T>> boxes;
+    for (const auto& t : mesh.triangles)
+    {
+        detail::Bounds<T> b;
+        for (const auto v : t)
+            b.add(mesh.vertices[std::size_t(v)].x(), mesh.vertices[std::size_t(v)].y(),
+                  mesh.vertices[std::size_t(v)].z());
+        boxes.push_back(b);
+    }
+    return boxes;
+}
+
 /// A torus around the y axis: `around` segments along the ring, `across` around the tube, two
 /// triangles each (2 x around x across triangles).
 template <class T>

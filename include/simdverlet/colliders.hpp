@@ -721,7 +721,10 @@ class ColliderSet
         if (n == 0 || begin >= end)
         {
             for (auto& c : m_colliders)
+            {
                 c->m_contacts = 0;
+                c->end_pass(); // an empty pass still ends: a mesh's motion is not swept later
+            }
             return;
         }
         // Chunks are cut on absolute particle indices from 0, so their bounds are whole padding

@@ -731,11 +731,14 @@ bool all_inside_vector(const StateArrays<T>& s, std::size_t begin, std::size_t e
         const B px = simd::load<T, Arch>(x + i), py = simd::load<T, Arch>(y + i), pz = simd::load<T, Arch>(z + i);
         return (px >= lx) && (px <= hx) && (py >= ly) && (py <= hy) && (pz >= lz) && (pz <= hz);
     };
+    alignas(simd::kAlignment) T iota_lanes[L];
+    for (std::size_t k = 0; k < L; ++k)
+        iota_lanes[k] = T(k);
+    const B iota = simd::load<T, Arch>(iota_lanes);
     for (std::size_t i = begin / L * L; i < end; i += L)
     {
-        M lanes = simd::first_lanes<T, Arch>(std::min(end - i, L));
-        if (begin > i)
-            lanes = lanes && !simd::first_lanes<T, Arch>(begin - i);
+        // Lane bounds relative to i are below L, so they are exact in T however large i is.
+        const M lanes = (iota >= B(T(begin > i ? begin - i : 0))) && (iota < B(T(std::min(end - i, L))));
         if (simd::any<T, Arch>(lanes && !(inside(s.x, s.y, s.z, i) && inside(s.px, s.py, s.pz, i))))
             return false;
     }

@@ -428,10 +428,9 @@ class TriangleMeshCollider : public Collider<T>
     struct Block
     {
         detail::Bounds<T> inner;          // where the block's particles may go and keep the list
-        detail::Bounds<T> fat;            // inner grown by the reach: what the list covers
-        T reach = T(0);                   // the reach it was built for
+        T reach = T(0);                   // the reach it was built for: it covers inner grown by that
         std::uint64_t stamp = 0;          // m_stamp when built; 0: never
-        std::vector<std::uint32_t> faces; // triangles (tree order) overlapping `fat`
+        std::vector<std::uint32_t> faces; // triangles (tree order) within that reach of inner
     };
 
     static void check_thickness(T thickness)
@@ -493,11 +492,10 @@ class TriangleMeshCollider : public Collider<T>
         // for a few steps, and the lists stay short (measured on BM_mesh_collider: a quarter
         // doubled the triangles visited; a sixteenth rebuilds about one block in a hundred).
         block.inner = swept.grown(swept.largest_extent() / T(16));
-        block.fat = block.inner.grown(m_reach);
         block.reach = m_reach;
         block.stamp = m_stamp;
         block.faces.clear();
-        m_tree.query(block.fat, m_boxes, block.faces);
+        m_tree.query(block.inner.grown(m_reach), m_boxes, block.faces);
         return block.faces;
     }
 
@@ -636,7 +634,7 @@ class TriangleMeshCollider : public Collider<T>
     std::vector<std::uint32_t> m_order;            // tree order -> the caller's triangle index
     std::vector<detail::Face<T>> m_faces;          // tree order
     std::vector<detail::Face<T>> m_previous_faces; // before the unswept motion, while m_moving
-    std::vector<detail::Bounds<T>> m_boxes;        // each face's bounds, with its unswept motion
+    std::vector<detail::Bounds<T>> m_boxes;        // each face's bounds, grown over its last motion
     detail::TriangleTree<T> m_tree;
     std::uint64_t m_stamp = 0; // changes whenever the boxes do
     bool m_moving = false;
