@@ -13,6 +13,7 @@
 #include <simdverlet/simdverlet.hpp>
 
 #include "threads.hpp"
+#include "timing.hpp"
 
 #include "meshes.hpp"
 
@@ -62,17 +63,11 @@ void BM_mesh_collider(benchmark::State& bench)
     // Every iteration steps the same frame from the same state, so runs of any length time the
     // same work.
     const State3<float> original = drape.sim.state();
-    for (auto _ : bench)
-    {
-        drape.sim.step(kFrame);
-        bench.PauseTiming();
-        drape.sim.state() = original;
-        bench.ResumeTiming();
-    }
+    const double seconds = benchmarking::seconds_per_iteration(
+        bench, [&] { drape.sim.step(kFrame); }, [&] { drape.sim.state() = original; });
     if (drape.sim.diverged())
         bench.SkipWithError("diverged");
-    using C = benchmark::Counter;
-    bench.counters["ms_per_frame"] = C(1e-3, C::kIsIterationInvariantRate | C::kInvert);
+    bench.counters["ms/frame"] = 1e3 * seconds;
     bench.counters["contacts"] = double(drape.mesh->contacts());
     bench.SetLabel(std::string(enabled ? "with" : "without") + " the mesh, " + std::to_string(threads) +
                    (threads > 1 ? " threads" : " thread") + (drape.sim.vectorized() ? "" : ", scalar"));

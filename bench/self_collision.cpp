@@ -10,6 +10,7 @@
 #include <simdverlet/simdverlet.hpp>
 
 #include "threads.hpp"
+#include "timing.hpp"
 
 namespace
 {
@@ -67,12 +68,11 @@ void BM_self_collision(benchmark::State& bench)
     const auto& frame = kFrame;
     self.set_enabled(enabled);
     const auto rebuilds = self.rebuilds();
-    for (auto _ : bench)
-        sim.step(frame);
+    const double seconds = benchmarking::seconds_per_iteration(bench, [&] { sim.step(frame); });
     if (sim.diverged())
         bench.SkipWithError("diverged");
     using C = benchmark::Counter;
-    bench.counters["ms/frame"] = C(1e-3, C::kIsIterationInvariantRate | C::kInvert);
+    bench.counters["ms/frame"] = 1e3 * seconds;
     bench.counters["contacts"] = double(self.contacts());
     bench.counters["candidates/particle"] = double(self.candidates()) / double(sim.size());
     bench.counters["rebuilds/frame"] = C(double(self.rebuilds() - rebuilds), C::kAvgIterations);
@@ -89,11 +89,10 @@ void BM_self_collision_build(benchmark::State& bench)
     auto& world = *detail::world_of(pile.sim);
     const auto s = pile.sim.state().arrays_view();
     detail::CandidateList<float> list;
-    for (auto _ : bench)
-        detail::build_candidates(list, world, s, 0, pile.sim.size(), kSpacing, margin);
+    const double seconds = benchmarking::seconds_per_iteration(
+        bench, [&] { detail::build_candidates(list, world, s, 0, pile.sim.size(), kSpacing, margin); });
     bench.counters["candidates/particle"] = double(list.list.size()) / double(pile.sim.size());
-    bench.counters["ms"] = benchmark::Counter(1e-3, benchmark::Counter::kIsIterationInvariantRate |
-                                                        benchmark::Counter::kInvert);
+    bench.counters["ms"] = 1e3 * seconds;
 }
 
 void BM_self_collision_pass(benchmark::State& bench)

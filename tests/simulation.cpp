@@ -28,12 +28,12 @@ struct LogCapture
     ~LogCapture() { set_log_hook(previous); }
 };
 
-/// The four splits of stiffness x iterations = 960 from the guide, stepped 200 frames; returns the
-/// furthest particle of each of the first three from the 960 x 1 sheet.
+/// Splits of stiffness x iterations = 960 (the guide's four, and 320 x 3), stepped 200 frames;
+/// returns the furthest particle of each but the last from the 960 x 1 sheet.
 template <class T>
 std::vector<double> split_gaps()
 {
-    const std::vector<std::pair<T, int>> splits = {{60, 16}, {120, 8}, {240, 4}, {960, 1}};
+    const std::vector<std::pair<T, int>> splits = {{60, 16}, {120, 8}, {240, 4}, {320, 3}, {960, 1}};
     std::vector<Simulation<T>> sheets;
     for (const auto& [k, n] : splits)
         sheets.push_back(guide_sheet<T>(k));
@@ -47,8 +47,12 @@ std::vector<double> split_gaps()
 }
 } // namespace
 
-TEST_CASE("N passes at k equal one pass at N*k: the four splits of 960 give one sheet", "[simulation][equivalence]")
+TEST_CASE("N passes at k equal one pass at N*k: the splits of 960 give one sheet", "[simulation][equivalence]")
 {
+    // The solve multiplies the force sum by N. For N a power of two that scaling is exact in binary
+    // floating point, and k x N is then the same float as N x k, so the power-of-two splits give the
+    // same bits as 960 x 1. 320 x 3 rounds the stiffness product and the force differently: its gap
+    // must be rounding, a tiny fraction of the spacing in float and far smaller again in double.
     const auto gf = split_gaps<float>();
     const auto gd = split_gaps<double>();
     const double spacing = 0.5;
@@ -56,35 +60,57 @@ TEST_CASE("N passes at k equal one pass at N*k: the four splits of 960 give one 
     {
         std::printf("split %zu: furthest particle from 960 x 1 after 200 frames: float %.3g, double %.3g\n", s, gf[s],
                     gd[s]);
-        // A tiny fraction of the spacing in float: rounding, amplified by a hanging sheet.
+        if (s < 3)
+        {
+            CHECK(gf[s] == 0.0);
+            CHECK(gd[s] == 0.0);
+            continue;
+        }
+        CHECK(gf[s] > 0.0); // 3 is not a power of two: the test can tell rounding from exactness
         CHECK(gf[s] < 1e-3 * spacing);
-        // Far smaller again in double: the gap is rounding, not physics.
         CHECK(gd[s] < 1e-9 * spacing);
         CHECK(gd[s] < gf[s] * 1e-4);
     }
 }
 
-TEMPLATE_TEST_CASE("the fused solve is bit-identical to literal passes over 200 frames", "[simulation]", float, double)
+TEST_CASE("the solve tracks literal passes to rounding over 200 frames", "[simulation]")
 {
+    // The solve adds iterations x (sum of forces) where literal passes add each force every pass:
+    // the same exact sum, rounded differently. A hanging sheet amplifies rounding over 200 frames,
+    // so the gap is stated as for the splits of 960 above: a tiny fraction of the spacing in float
+    // and far smaller again in double, where a physics difference would be the same in both.
+    const double spacing = 0.5;
     for (int iterations : {2, 4, 16})
     {
-        auto fused = guide_sheet<TestType>(TestType(60));
-        auto literal = guide_sheet<TestType>(TestType(60));
-        auto params = guide_step<TestType>(iterations);
-        auto literal_params = params;
-        literal_params.iterations = 0; // the solve is done by the callback instead
-        const auto passes = [&](State3<TestType>& s, TestType) {
-            kernels::accumulate_reference_passes(s.arrays_view(), literal.constraints().arrays_view(), 0, s.size(),
-                                                 iterations);
+        double gap[2] = {0, 0};
+        auto run = [&](auto zero, double& out) {
+            using T = decltype(zero);
+            auto fast = guide_sheet<T>(T(60));
+            auto literal = guide_sheet<T>(T(60));
+            const auto params = guide_step<T>(iterations);
+            auto literal_params = params;
+            literal_params.iterations = 0; // the solve is done by the callback instead
+            const auto passes = [&](State3<T>& s, T) {
+                kernels::accumulate_reference_passes(s.arrays_view(), literal.constraints().arrays_view(), 0, s.size(),
+                                                     iterations);
+            };
+            for (int frame = 0; frame < 200; ++frame)
+            {
+                fast.step(params);
+                literal.step(literal_params, passes);
+            }
+            out = furthest_apart(fast, literal);
+            CHECK(furthest_apart(fast, guide_sheet<T>(T(60))) > 0.1); // it did move
         };
-        for (int frame = 0; frame < 200; ++frame)
-        {
-            fused.step(params);
-            literal.step(literal_params, passes);
-        }
+        run(float(0), gap[0]);
+        run(double(0), gap[1]);
+        std::printf("%d iterations: furthest particle from the literal passes after 200 frames: float %.3g, double "
+                    "%.3g\n",
+                    iterations, gap[0], gap[1]);
         INFO("iterations " << iterations);
-        CHECK(same_positions(fused, literal));
-        CHECK(furthest_apart(fused, guide_sheet<TestType>(TestType(60))) > 0.1); // it did move
+        CHECK(gap[0] < 1e-3 * spacing);
+        CHECK(gap[1] < 1e-9 * spacing);
+        CHECK(gap[1] <= gap[0] * 1e-4);
     }
 }
 
