@@ -26,6 +26,9 @@ flags=$(grep -o '"command": "[^"]*step.cpp[^"]*"' build/release/compile_commands
     echo "- compile line: \`$flags\`"
     echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
     echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    for var in OMP_WAIT_POLICY GOMP_SPINCOUNT OMP_PROC_BIND; do
+        if [[ -n ${!var+x} ]]; then echo "- environment: \`$var=${!var}\`"; fi
+    done
     echo "- note: a shared, noisy machine. Compare variants within this one run, as ratios."
     echo
     python3 bench/summarize.py "$out.json"

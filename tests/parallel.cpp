@@ -68,7 +68,9 @@ class ReversedExecutor final : public Executor
         for (std::size_t k = count; k-- > 0;)
             fn(k);
     }
-    int threads() const override { return 1; }
+    int threads() const override { return m_threads; }
+    explicit ReversedExecutor(int threads = 1) : m_threads(threads) {}
+    int m_threads;
     std::size_t calls = 0;
     std::size_t most = 0; ///< jobs in the largest call: the chunk count of a full sweep
 };
@@ -159,28 +161,70 @@ TEMPLATE_TEST_CASE("results do not depend on the executor, its thread count or i
     CHECK(furthest_apart(reference, start) > 0.5);         // the compared runs did move (measured 2.5)
     CHECK(reference.constraints() != start.constraints()); // and tear (measured 12 tears)
 
-    // Chunks run in reverse order give the same bits, and the sweeps were split as the grain says:
-    // 881 particles in chunks of the grain rounded up to whole 64-byte blocks (grain 1: one block,
-    // 56 chunks in float; 100: 112 particles, 8 chunks); a grain past the particle count runs in
-    // one piece without the executor.
-    const std::size_t block = simd::kPadLanes<TestType>;
-    for (std::size_t grain : {std::size_t(1), std::size_t(100), std::size_t(1000)})
-    {
-        INFO("reversed, grain " << grain);
-        const auto reversed = std::make_shared<ReversedExecutor>();
-        const auto threaded = run<TestType>([&](auto& s) { s.set_executor(reversed, grain); }, 60);
-        CHECK(same_positions(threaded, reference));
-        CHECK(threaded.constraints() == reference.constraints());
-        const std::size_t chunk = (std::max(grain, block) + block - 1) / block * block;
-        REQUIRE(threaded.size() == 881);
-        if (chunk < threaded.size())
+    // Chunks run in reverse order give the same bits, and the sweeps were split as the grain and
+    // the threads say: 881 particles in about 881 / grain chunks, rounded up to a multiple of the
+    // executor's threads and capped at one 64-byte block each (grain 1: 56 blocks in float; 100:
+    // 9 chunks, 9 again on 3 threads, 10 on 2); a grain past the particle count runs in one piece
+    // without the executor.
+    const std::size_t block = simd::kPadLanes<TestType>, blocks = (881 + block - 1) / block;
+    for (int threads : {1, 2, 3})
+        for (std::size_t grain : {std::size_t(1), std::size_t(100), std::size_t(1000)})
         {
-            CHECK(reversed->most == (threaded.size() + chunk - 1) / chunk);
-            CHECK(reversed->calls == 2 * 120); // the fused sweep and the collider pass, in each substep
+            INFO("reversed, " << threads << " threads, grain " << grain);
+            const auto reversed = std::make_shared<ReversedExecutor>(threads);
+            const auto threaded = run<TestType>([&](auto& s) { s.set_executor(reversed, grain); }, 60);
+            CHECK(same_positions(threaded, reference));
+            CHECK(threaded.constraints() == reference.constraints());
+            REQUIRE(threaded.size() == 881);
+            const std::size_t t = std::size_t(threads), wanted = (881 + grain - 1) / grain;
+            if (std::max(grain, block) < 881)
+            {
+                CHECK(reversed->most == std::min((wanted + t - 1) / t * t, blocks));
+                CHECK(reversed->calls == 2 * 120); // the fused sweep and the collider pass, in each substep
+            }
+            else
+                CHECK(reversed->calls == 0);
         }
-        else
-            CHECK(reversed->calls == 0);
-    }
+}
+
+TEST_CASE("executor chunks are whole blocks, within a block of each other, and as many as a multiple of the threads",
+          "[parallel]")
+{
+    // The rule that keeps two threads equally busy: 316 x 316 particles at the benchmarks' grain of
+    // 16 384 were seven chunks, one thread's share twice the other's; now they are eight.
+    Simulation<float> sim;
+    const std::size_t block = simd::kPadLanes<float>;
+    for (int threads : {1, 2, 3, 8})
+        for (std::size_t n : {std::size_t(99856), std::size_t(1000000), std::size_t(5000), std::size_t(17)})
+            for (std::size_t grain : {std::size_t(1), std::size_t(1000), std::size_t(16384)})
+            {
+                INFO(threads << " threads, " << n << " particles, grain " << grain);
+                sim.set_executor(std::make_shared<ReversedExecutor>(threads), grain);
+                const auto& world = *detail::world_of(sim);
+                const std::size_t count = world.chunk_count(n), blocks = (n + block - 1) / block;
+                CHECK(world.chunk_begin(n, 0) == 0);
+                CHECK(world.chunk_begin(n, count) == n);
+                if (n > std::max(grain, block))
+                    CHECK((count % std::size_t(threads) == 0 || count == blocks));
+                else
+                    CHECK(count == 1);
+                std::size_t smallest = n, largest = 0;
+                for (std::size_t k = 0; k < count; ++k)
+                {
+                    const std::size_t b = world.chunk_begin(n, k), e = world.chunk_begin(n, k + 1);
+                    CHECK(b % block == 0);
+                    CHECK(b < e);
+                    if (k + 1 < count)
+                    {
+                        smallest = std::min(smallest, e - b);
+                        largest = std::max(largest, e - b);
+                    }
+                }
+                if (count > 2)
+                    CHECK(largest - smallest <= block);
+            }
+    sim.set_executor(std::make_shared<ReversedExecutor>(2), 16384);
+    CHECK(detail::world_of(sim)->chunk_count(316 * 316) == 8);
 }
 
 TEST_CASE("an executor grain of 0 is refused", "[parallel][errors]")

@@ -1,6 +1,11 @@
 // Tearing and cutting: springs cleared past a strain, pairs together, along the line the load
 // draws; and a knife stroke that splits a sheet in two.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 #include "catch.hpp"
 #include "support.hpp"
@@ -208,6 +213,57 @@ TEST_CASE("a cut across the middle splits a sheet into two pieces", "[tearing]")
     // Seen from above it crosses the horizontal spring between columns 9 and 10 of every row, and
     // no vertical one (those are points in x-z); the same stroke in x-y has zero length.
     CHECK(cut(sim, Vec3<float>(4.9f, 0, -1), Vec3<float>(4.9f, 0, 1), ViewPlane::xz) == 10);
+}
+
+TEST_CASE("the vector strain scan reports the scalar scan's springs, in the same order, to the same bits", "[tearing]")
+{
+    // A crumpled sheet with one NaN particle, scanned over a range that starts and ends inside lane
+    // groups: every live spring with a positive rest past the limit (or NaN) is reported, slot by
+    // slot in particle order, exactly as the plain loop below finds them.
+    REQUIRE(simd::kLanes<float> > 1);
+    auto sim = guide_sheet<float>(60.0f, 21, 9);
+    jitter(sim, 0.3f);
+    sim.constraints().set_slot(40, kDown, 150, 0.0f, 60.0f); // rest 0: no strain to speak of
+    sim.constraints().set_stiffness(41, kRight, 0.0f);       // present but not live
+    auto a = sim.state().arrays_view();
+    a.x[77] = std::numeric_limits<float>::quiet_NaN();
+    const auto c = sim.constraints().arrays_view();
+    const std::size_t begin = 3, end = sim.size() - 5;
+    const float limit = 0.25f;
+    struct Found
+    {
+        float strain;
+        std::size_t i;
+        int s;
+        bool operator==(const Found& o) const
+        {
+            return std::memcmp(&strain, &o.strain, sizeof strain) == 0 && i == o.i && s == o.s;
+        }
+    };
+    std::vector<Found> vector, scalar, plain;
+    kernels::find_strained<xsimd::default_arch>(a, c, begin, end, limit, true, [&](float v, std::size_t i, int s) {
+        vector.push_back({v, i, s});
+    });
+    kernels::find_strained<xsimd::default_arch>(a, c, begin, end, limit, false, [&](float v, std::size_t i, int s) {
+        scalar.push_back({v, i, s});
+    });
+    for (int s = 0; s < 4; ++s)
+        for (std::size_t i = begin; i < end; ++i)
+        {
+            if (!(c.stiffness[s][i] > 0.0f) || !(c.rest[s][i] > 0.0f))
+                continue;
+            const auto j = std::size_t(c.neighbour[s][i]);
+            const float dx = a.x[j] - a.x[i], dy = a.y[j] - a.y[i], dz = a.z[j] - a.z[i];
+            const float strain = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - c.rest[s][i]) / c.rest[s][i];
+            if (strain > limit || std::isnan(strain))
+                plain.push_back({strain, i, s});
+        }
+    std::printf("strain scan: %zu of the range's springs past %.2f\n", plain.size(), double(limit));
+    CHECK(plain.size() > 50);
+    // The NaN particle's four springs and its four neighbours' springs to it.
+    CHECK(std::count_if(plain.begin(), plain.end(), [](const Found& f) { return std::isnan(f.strain); }) == 8);
+    CHECK(vector == plain);
+    CHECK(scalar == plain);
 }
 
 TEST_CASE("bad tearing and cut input throws and changes nothing", "[tearing][errors]")

@@ -1,5 +1,7 @@
 // Wind: drag on free particles, pressure and skin friction on cloth triangles.
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "catch.hpp"
 #include "support.hpp"
@@ -85,6 +87,8 @@ TEST_CASE("face-on, a sheet feels pressure x area x speed^2, shared by the trian
     CHECK(each[5 * 20 + 5].z() == Approx(6 * triangle / 3).epsilon(1e-4));
     CHECK(each[0].z() == Approx(2 * triangle / 3).epsilon(1e-4));
     CHECK(each[19].z() == Approx(1 * triangle / 3).epsilon(1e-4));
+    CHECK(each[9 * 20].z() == Approx(1 * triangle / 3).epsilon(1e-4));      // (0, 9): one upper triangle
+    CHECK(each[9 * 20 + 19].z() == Approx(2 * triangle / 3).epsilon(1e-4)); // (19, 9): both of the last cell
     // The coefficients are the options', not constants.
     CHECK(blow({0, 0, 5}, 2.0f, 0.02f, nullptr).z() == Approx(2.0 * area * 25.0).epsilon(1e-4));
     CHECK(blow({5, 0, 0}, 1.0f, 0.1f, nullptr).x() == Approx(0.1 * area * 25.0).epsilon(1e-4));
@@ -150,6 +154,98 @@ TEST_CASE("a gust's value replaces the steady velocity", "[wind]")
                    .particles = {}});
     // A particle at rest feels drag 0.5 x the gust, and nothing of the steady (1, 0, 0).
     CHECK(total_wind_force(sim) == Vec3<double>(0, 0, 1.5));
+}
+
+namespace
+{
+/// The wind's accumulator contents after one blow on a crumpled, moving 23 x 11 cloth that starts
+/// at particle 5 (so its rows straddle lane groups), vectorised or not, steady or gusty.
+std::vector<Vec3<double>> blown(bool vectorized, bool gusty)
+{
+    Simulation<float> sim;
+    for (int k = 0; k < 5; ++k)
+        sim.add_particle({float(k), -3, 0});
+    auto sheet = add_cloth(sim, {.width = 23, .height = 11, .curvature_strength = 0.0f});
+    jitter(sim, 0.2f);
+    for (std::size_t i = 0; i < sim.size(); ++i) // and a different motion for every particle
+        sim.state().set_velocity(i, Vec3<float>(0.01f * float(i % 7), -0.02f * float(i % 5), 0.03f * float(i % 3)));
+    WindOptions<float> options{.velocity = {1, 2, 5}, .cloths = {sheet}};
+    if (gusty)
+        options.gust = [](const Vec3<float>& p, float) { return Vec3<float>(3 * p.y(), 1, 5 + p.x()); };
+    add_wind(sim, options);
+    sim.set_vectorized(vectorized);
+    std::vector<Vec3<double>> forces;
+    sim.step({.iterations = 0}, [&](State3<float>& s, float) {
+        for (std::size_t i = 0; i < s.size(); ++i)
+            forces.push_back(s.force(i).cast<double>());
+    });
+    return forces;
+}
+
+/// The same forces the plain way: each triangle's force computed in double and scattered, a third
+/// to each corner. What the gather must add up to.
+std::vector<Vec3<double>> blown_by_scatter(bool gusty)
+{
+    Simulation<float> sim;
+    for (int k = 0; k < 5; ++k)
+        sim.add_particle({float(k), -3, 0});
+    add_cloth(sim, {.width = 23, .height = 11, .curvature_strength = 0.0f});
+    jitter(sim, 0.2f);
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        sim.state().set_velocity(i, Vec3<float>(0.01f * float(i % 7), -0.02f * float(i % 5), 0.03f * float(i % 3)));
+    const auto& st = sim.state();
+    std::vector<Vec3<double>> forces(sim.size(), Vec3<double>::Zero());
+    const double dt = 1.0 / 60.0;
+    const auto triangle = [&](std::size_t a, std::size_t b, std::size_t c) {
+        const Vec3<double> xa = st.position(a).cast<double>(), xb = st.position(b).cast<double>(),
+                           xc = st.position(c).cast<double>();
+        const Vec3<double> cross = (xb - xa).cross(xc - xa);
+        const Vec3<double> n = cross.normalized();
+        const Vec3<double> moving = (st.velocity(a) + st.velocity(b) + st.velocity(c)).cast<double>() / (3.0 * dt);
+        const Vec3<double> centroid = (xa + xb + xc) / 3.0;
+        const Vec3<double> air = gusty ? Vec3<double>(3 * centroid.y(), 1, 5 + centroid.x()) : Vec3<double>(1, 2, 5);
+        const Vec3<double> u = air - moving;
+        const double un = u.dot(n);
+        const Vec3<double> share = 0.5 * cross.norm() * u.norm() / 3.0 * (un * n + 0.02 * (u - un * n));
+        for (std::size_t i : {a, b, c})
+            forces[i] += share;
+    };
+    for (std::size_t r = 0; r + 1 < 11; ++r)
+        for (std::size_t c = 0; c + 1 < 23; ++c)
+        {
+            const std::size_t p00 = 5 + r * 23 + c, p11 = p00 + 24;
+            triangle(p00, p00 + 1, p11);
+            triangle(p00, p11, p00 + 23);
+        }
+    return forces;
+}
+} // namespace
+
+TEST_CASE("each particle gathers exactly its six triangles' shares, vectorised or not, to the same bits", "[wind]")
+{
+    // The gather reads each particle's six triangles at fixed offsets, relying on zeros outside the
+    // cells for the border. A wrong offset or a missing zero would give some particle another
+    // triangle's force, off by a whole share; rounding differs from the double scatter by 1e-6.
+    REQUIRE(simd::kLanes<float> > 1);
+    for (bool gusty : {false, true})
+    {
+        INFO("gusty " << gusty);
+        const auto vector = blown(true, gusty), scalar = blown(false, gusty), reference = blown_by_scatter(gusty);
+        REQUIRE(vector.size() == reference.size());
+        CHECK(vector == scalar); // bitwise: both hold floats widened to double
+        double worst = 0, largest = 0;
+        for (std::size_t i = 0; i < reference.size(); ++i)
+        {
+            worst = std::max(worst, (vector[i] - reference[i]).norm());
+            largest = std::max(largest, reference[i].norm());
+        }
+        std::printf("wind gather against a double scatter (gusty %d): worst gap %.3g of forces up to %.3g\n",
+                    int(gusty), worst, largest);
+        CHECK(largest > 1.0);
+        CHECK(worst < 1e-5 * largest);
+        for (std::size_t i = 0; i < 5; ++i) // the particles before the cloth feel nothing
+            CHECK(vector[i] == Vec3<double>::Zero());
+    }
 }
 
 TEST_CASE("bad wind input throws and changes nothing", "[wind][errors]")

@@ -732,7 +732,6 @@ class ColliderSet
         for (auto& c : m_colliders)
             if (c->enabled)
                 c->begin_pass(state.size());
-        std::vector<std::vector<int>> counts;
         const auto run_range = [&](std::size_t b, std::size_t e, std::vector<int>& count) {
             for (int r = 0; r < m_relaxations; ++r)
                 for (std::size_t k = 0; k < n; ++k)
@@ -740,22 +739,12 @@ class ColliderSet
                         count[k] += m_colliders[k]->project_range(view, b, e);
         };
         const auto world = m_world.lock();
-        if (world && world->executor() && end > world->chunk_size())
-        {
-            const std::size_t chunk = world->chunk_size();
-            const std::size_t chunks = (end + chunk - 1) / chunk;
-            counts.assign(chunks, std::vector<int>(n, 0));
-            world->executor()->run(chunks, [&](std::size_t c) {
-                const std::size_t b = std::max(c * chunk, begin), e = std::min(end, (c + 1) * chunk);
-                if (b < e)
-                    run_range(b, e, counts[c]);
-            });
-        }
+        std::vector<std::vector<int>> counts(world ? world->chunk_count(end) : 1, std::vector<int>(n, 0));
+        if (world)
+            world->for_each_indexed_chunk(
+                begin, end, [&](std::size_t c, std::size_t b, std::size_t e) { run_range(b, e, counts[c]); });
         else
-        {
-            counts.assign(1, std::vector<int>(n, 0));
             run_range(begin, end, counts[0]);
-        }
         for (auto& c : m_colliders)
             c->end_pass();
         for (std::size_t k = 0; k < n; ++k)

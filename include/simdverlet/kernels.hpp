@@ -3,7 +3,7 @@
 //   accumulate: add iterations x (every live slot's spring force) into the accumulators;
 //   integrate:  one Verlet step of every free particle from the accumulated forces.
 // The arithmetic a pair of twins shares is written once over V, a scalar T or a batch (slot_force,
-// verlet_position, pulled_toward_mean), so the twins cannot drift apart.
+// verlet_position, pulled_toward_mean, wind_share), so the twins cannot drift apart.
 // Kernels work on particle ranges [begin, end) whose begin is a whole number of batches, so a range
 // split never changes which code path a particle takes.
 #pragma once
@@ -600,6 +600,233 @@ void walk_candidates_scalar(const StateArrays<T>& s, const std::uint32_t* who, s
             visit(acc, own, load(j), true, i < j);
         }
         finish(acc, own, a);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// wind on a grid cloth
+
+/// A cloth's grid as the wind kernels see it: `height` rows of `width` particles from `base`,
+/// two triangles per cell (lower: p00 p10 p11; upper: p00 p11 p01), and scratch arrays holding
+/// each triangle's share of its force, one slot per cell at index `kWindPad` + cell, where cell =
+/// row x width + column. The slots before the first cell, the last column's and the last row's stay
+/// zero, so every particle reads its six triangles at fixed offsets with no test for the border.
+template <class T>
+struct WindGrid
+{
+    StateArrays<T> s;
+    std::size_t base, width, height;
+    T* lower[3];               ///< per axis, (width + 1) + width x height values (+ a batch of slack)
+    T* upper[3];               ///< likewise
+    const T* lower_wind[3];    ///< the air at each lower triangle's centroid; nullptr: `wind` everywhere
+    const T* upper_wind[3];    ///< likewise for the upper triangles
+    T wind[3];                 ///< the steady wind
+    T pressure, skin_friction; ///< WindOptions' coefficients
+    T third_per_dt;            ///< 1 / (3 dt): the mean of three corners' motions as a velocity
+
+    /// Zeros before the first cell's slot: the reads of particle 0's neighbours up and left.
+    std::size_t pad() const noexcept { return width + 1; }
+};
+
+/// The force on triangle (a, b, c) shared by each of its corners, written once over V: the
+/// pressure along the normal, ~ (u . n) |u|, and skin friction along the rest of u, the air's
+/// velocity relative to the triangle's mean motion; times the area, a third to each corner. A
+/// collapsed triangle has no normal and feels nothing.
+template <class V>
+std::array<V, 3> wind_share(const std::array<V, 3> (&x)[3], const std::array<V, 3> (&moved)[3],
+                            const std::array<V, 3>& air, const V& pressure, const V& skin_friction,
+                            const V& third_per_dt)
+{
+    using T = simd::Scalar<V>;
+    const V zero(T(0));
+    const std::array<V, 3> e1 = {x[1][0] - x[0][0], x[1][1] - x[0][1], x[1][2] - x[0][2]};
+    const std::array<V, 3> e2 = {x[2][0] - x[0][0], x[2][1] - x[0][1], x[2][2] - x[0][2]};
+    const std::array<V, 3> cross = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                                    e1[0] * e2[1] - e1[1] * e2[0]};
+    const V twice_area = simd::sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]);
+    const auto has_area = twice_area > zero;
+    const V inv_twice_area = simd::select(has_area, V(T(1)) / twice_area, zero);
+    const auto relative = [&](int k) { return air[k] - (moved[0][k] + moved[1][k] + moved[2][k]) * third_per_dt; };
+    const std::array<V, 3> u = {relative(0), relative(1), relative(2)};
+    const V speed = simd::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    const std::array<V, 3> n = {cross[0] * inv_twice_area, cross[1] * inv_twice_area, cross[2] * inv_twice_area};
+    const V un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+    const V scale = twice_area * speed * V(T(1) / T(6)); // half the doubled area, a third to each corner
+    const auto share = [&](int k) {
+        return simd::select(has_area, scale * (pressure * un * n[k] + skin_friction * (u[k] - un * n[k])), zero);
+    };
+    return {share(0), share(1), share(2)};
+}
+
+/// The shares of the two triangles of cells [q, q + lanes of V), written to the scratch arrays.
+template <class V, class T>
+void wind_cells(const WindGrid<T>& g, std::size_t q)
+{
+    const std::size_t p00 = g.base + q, corners[4] = {p00, p00 + 1, p00 + g.width + 1, p00 + g.width};
+    T* const xs[3] = {g.s.x, g.s.y, g.s.z};
+    T* const pxs[3] = {g.s.px, g.s.py, g.s.pz};
+    std::array<V, 3> x[4], moved[4]; // p00, p10, p11, p01
+    for (int c = 0; c < 4; ++c)
+        for (int k = 0; k < 3; ++k)
+        {
+            x[c][k] = simd::load_at<V>(xs[k] + corners[c]);
+            moved[c][k] = x[c][k] - simd::load_at<V>(pxs[k] + corners[c]);
+        }
+    const V pressure(g.pressure), skin(g.skin_friction), third_per_dt(g.third_per_dt);
+    const auto air = [&](const T* const(&field)[3]) {
+        std::array<V, 3> a;
+        for (int k = 0; k < 3; ++k)
+            a[k] = field[0] ? simd::load_at<V>(field[k] + g.pad() + q) : V(g.wind[k]);
+        return a;
+    };
+    const std::array<V, 3> lower_x[3] = {x[0], x[1], x[2]}, lower_moved[3] = {moved[0], moved[1], moved[2]};
+    const std::array<V, 3> upper_x[3] = {x[0], x[2], x[3]}, upper_moved[3] = {moved[0], moved[2], moved[3]};
+    const auto lower = wind_share(lower_x, lower_moved, air(g.lower_wind), pressure, skin, third_per_dt);
+    const auto upper = wind_share(upper_x, upper_moved, air(g.upper_wind), pressure, skin, third_per_dt);
+    for (int k = 0; k < 3; ++k)
+    {
+        simd::store_at(g.lower[k] + g.pad() + q, lower[k]);
+        simd::store_at(g.upper[k] + g.pad() + q, upper[k]);
+    }
+}
+
+/// Adds to particles [p, p + lanes of V) of the grid the shares of their six triangles: the
+/// two of their own cell (as p00), the lower one of the cell to the left (as p10), the upper one
+/// of the cell above (as p01) and both of the cell up and left (as p11). One fixed order.
+template <class V, class T>
+void wind_gather(const WindGrid<T>& g, std::size_t p)
+{
+    T* const as[3] = {g.s.ax, g.s.ay, g.s.az};
+    const std::size_t at = g.pad() + p, w = g.width;
+    for (int k = 0; k < 3; ++k)
+    {
+        const T *const lo = g.lower[k], *const up = g.upper[k];
+        const V own = simd::load_at<V>(lo + at) + simd::load_at<V>(up + at);
+        const V left_above = simd::load_at<V>(lo + at - 1) + simd::load_at<V>(up + at - w);
+        const V diagonal = simd::load_at<V>(lo + at - w - 1) + simd::load_at<V>(up + at - w - 1);
+        simd::store_at(as[k] + g.base + p, simd::load_at<V>(as[k] + g.base + p) + ((own + left_above) + diagonal));
+    }
+}
+
+/// Blows on a grid cloth: every triangle's share into the scratch arrays, then every particle's
+/// six shares into its accumulators. `vectorized` runs whole batches through the vector twin and
+/// the rest through the scalar one, which is the same arithmetic: the bits do not depend on it.
+/// The slots outside the cells (the pad, the last column, the last row) must hold zeros on entry.
+template <class Arch, class T>
+void blow_on_grid(const WindGrid<T>& g, bool vectorized)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    if (g.width < 2 || g.height < 2)
+        return;
+    // The last column's cells are not cells: p10 would be the next row's first particle. They are
+    // computed with their row when vectorised and zeroed after; the very last one is left to the
+    // scalar loop, which skips it, because its p11 lies past the cloth.
+    const std::size_t cells = (g.height - 1) * g.width, last = cells - 1;
+    std::size_t q = 0;
+    if (vectorized)
+        for (; q + L <= last; q += L)
+            wind_cells<B>(g, q);
+    for (; q < last; ++q)
+        if ((q + 1) % g.width != 0)
+            wind_cells<T>(g, q);
+    for (std::size_t r = 0; r + 1 < g.height; ++r)
+        for (int k = 0; k < 3; ++k)
+            g.lower[k][g.pad() + r * g.width + g.width - 1] = g.upper[k][g.pad() + r * g.width + g.width - 1] = T(0);
+    const std::size_t particles = g.height * g.width;
+    std::size_t p = 0;
+    if (vectorized)
+        for (; p + L <= particles; p += L)
+            wind_gather<B>(g, p);
+    for (; p < particles; ++p)
+        wind_gather<T>(g, p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// tearing scan
+
+/// |length - rest| / rest for a spring along d with rest length `rest`, written once over V.
+template <class V>
+V spring_strain(const V& dx, const V& dy, const V& dz, const V& rest)
+{
+    return simd::abs(simd::sqrt(dx * dx + dy * dy + dz * dz) - rest) / rest;
+}
+
+/// A loose test on squared lengths that every spring strained past the limit passes: strain > m
+/// means length > (1 + m) rest or length < (1 - m) rest, so squared lengths outside those bounds,
+/// loosened by 1e-4 (far beyond any rounding), are the only ones worth a square root and a
+/// division. Nearly every lane group of a sheet fails it and skips both.
+template <class T>
+struct StrainBounds
+{
+    T longer, shorter; ///< times rest^2: the squared lengths past which the exact strain is computed
+
+    explicit StrainBounds(T max_strain)
+        : longer((T(1) + max_strain) * (T(1) + max_strain) * T(1 - 1e-4)),
+          shorter(std::max(T(1) - max_strain, T(0)) * std::max(T(1) - max_strain, T(0)) * T(1 + 1e-4))
+    {
+    }
+};
+
+/// Calls emit(strain, particle, slot) for each lane of the group at i, slot k, whose spring is live
+/// with a positive rest length and strained past max_strain (or NaN: a diverged sheet has nothing
+/// left to hold), lowest lane first. `in_range` masks the lanes as bits, lane l in bit l.
+template <class V, class T, class Emit>
+void strained_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, int k, std::size_t i, std::uint64_t in_range,
+                    T max_strain, const StrainBounds<T>& bounds, Emit& emit)
+{
+    const V zero(T(0));
+    const V stiffness = simd::load_lanes<V>(c.stiffness[k] + i), rest = simd::load_lanes<V>(c.rest[k] + i);
+    const auto spring = (stiffness > zero) && (rest > zero); // live <=> stiffness > 0
+    if (!simd::any(spring))
+        return;
+    const auto at = simd::lane_index<V>(c.neighbour[k] + i, s.padded, true);
+    const V dx = simd::read_lanes<V>(s.x, at) - simd::load_lanes<V>(s.x + i);
+    const V dy = simd::read_lanes<V>(s.y, at) - simd::load_lanes<V>(s.y + i);
+    const V dz = simd::read_lanes<V>(s.z, at) - simd::load_lanes<V>(s.z + i);
+    const V length2 = dx * dx + dy * dy + dz * dz, rest2 = rest * rest;
+    const auto maybe = (length2 > rest2 * V(bounds.longer)) || (length2 < rest2 * V(bounds.shorter)) ||
+                       (length2 != length2);
+    if (!simd::any(spring && maybe))
+        return;
+    const V strain = spring_strain(dx, dy, dz, rest);
+    std::uint64_t over = simd::lane_bits(spring && ((strain > V(max_strain)) || (strain != strain))) & in_range;
+    if (over == 0)
+        return;
+    alignas(simd::kAlignment) T values[simd::kPadLanes<T>];
+    simd::store_at(values, strain);
+    for (; over != 0; over &= over - 1)
+    {
+        const int lane = std::countr_zero(over);
+        emit(values[lane], i + std::size_t(lane), k);
+    }
+}
+
+/// Every spring of particles [begin, end) strained past max_strain, reported through
+/// emit(strain, particle, slot) slot by slot and in particle order within a slot. Vectorised, the
+/// whole batches go through the vector twin and the ends through the scalar one: the same
+/// arithmetic, so the same springs in the same order either way. Only the few over-strained
+/// springs leave the registers.
+template <class Arch, class T, class Emit>
+void find_strained(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
+                   T max_strain, bool vectorized, Emit&& emit)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    constexpr std::uint64_t all = L == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << L) - 1;
+    const StrainBounds<T> bounds(max_strain);
+    for (int k = 0; k < 4; ++k)
+    {
+        std::size_t i = begin;
+        if (vectorized)
+        {
+            for (const std::size_t aligned = std::min(end, (begin + L - 1) / L * L); i < aligned; ++i)
+                strained_lanes<T>(s, c, k, i, 1, max_strain, bounds, emit);
+            for (; i + L <= end; i += L)
+                strained_lanes<B>(s, c, k, i, all, max_strain, bounds, emit);
+        }
+        for (; i < end; ++i)
+            strained_lanes<T>(s, c, k, i, 1, max_strain, bounds, emit);
     }
 }
 

@@ -341,11 +341,9 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     // 13 neighbouring cells that come after its cell in the grid's order (x + 1; the row y + 1;
     // the three rows at z + 1), five runs of the sorted arrays. Chunks of the executor collect
     // their own pairs, which are read in chunk order below, so the split changes nothing.
-    const std::size_t chunk = world.chunk_size();
-    const std::size_t chunks = world.executor() && n > chunk ? (n + chunk - 1) / chunk : 1;
-    list.chunk_lists.resize(chunks);
-    world.for_each_chunk(n, [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        auto& pairs = list.chunk_lists[chunks == 1 ? 0 : chunk_begin / chunk];
+    list.chunk_lists.resize(world.chunk_count(n));
+    world.for_each_indexed_chunk(0, n, [&](std::size_t chunk, std::size_t chunk_begin, std::size_t chunk_end) {
+        auto& pairs = list.chunk_lists[chunk];
         pairs.clear();
         std::vector<std::uint32_t> hits; // places in the sorted arrays within reach; grows, never shrinks
         // The four rows of later neighbour cells, shared by every particle of a cell: found once

@@ -268,11 +268,22 @@ T sqrt(T v)
     return std::sqrt(v);
 }
 
+// GCC 12 reports the _mm512_undefined_ps() pass-through inside its own AVX-512 square-root
+// intrinsic as used uninitialized wherever the call is inlined into a large enough function (the
+// wind's triangle share): a false positive in the compiler's header, silenced here, not in users'
+// builds.
+#if defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic push
+#    pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 template <class T, class Arch>
 Batch<T, Arch> sqrt(const Batch<T, Arch>& v)
 {
     return xsimd::sqrt(v);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#    pragma GCC diagnostic pop
+#endif
 
 /// min and max with the operand order of the x86 instructions: the second operand wins a tie or a
 /// NaN, in both twins, so they cannot disagree on a corner case.
@@ -300,6 +311,25 @@ Batch<T, Arch> max(const Batch<T, Arch>& a, const Batch<T, Arch>& b)
     return xsimd::select(a > b, a, b);
 }
 
+/// |v|, for the twins: a sign cleared, NaN kept.
+template <std::floating_point T>
+T abs(T v)
+{
+    return std::abs(v);
+}
+
+template <class T, class Arch>
+Batch<T, Arch> abs(const Batch<T, Arch>& v)
+{
+    return xsimd::abs(v);
+}
+
+/// A scalar twin's mask as lane bits: 1 when set.
+inline std::uint64_t lane_bits(bool m)
+{
+    return m ? 1 : 0;
+}
+
 inline bool any(bool m)
 {
     return m;
@@ -315,6 +345,16 @@ int count(const Mask<T, Arch>& m)
 inline int count(bool m)
 {
     return m ? 1 : 0;
+}
+
+/// Loads a value (V = T) or a batch (V's lanes, unaligned) from p: the twin of store_at.
+template <class V>
+V load_at(const Scalar<V>* p)
+{
+    if constexpr (std::is_floating_point_v<V>)
+        return *p;
+    else
+        return V::load_unaligned(p);
 }
 
 /// Stores a value (one lane) or a batch (its lanes, unaligned) at p.

@@ -353,8 +353,9 @@ class World
     bool grid_path() const noexcept { return m_grid_path; }
 
     /// Spreads the particle sweeps (solve, integrate, collider passes) over an executor, in chunks
-    /// of `grain` particles rounded up to whole 64-byte blocks. nullptr runs serially. Results do
-    /// not depend on the executor, its thread count or the grain.
+    /// of about `grain` particles in whole 64-byte blocks, as many as a multiple of the executor's
+    /// threads. nullptr runs serially. Results do not depend on the executor, its thread count or
+    /// the grain.
     void set_executor(std::shared_ptr<Executor> executor, std::size_t grain = 8192)
     {
         if (grain == 0)
@@ -364,47 +365,61 @@ class World
     }
     Executor* executor() const noexcept { return m_executor.get(); }
 
-    /// Particles per executor chunk: the grain rounded up to whole padding blocks.
-    std::size_t chunk_size() const noexcept
+    /// How many executor chunks a sweep over [0, n) is cut into: about n / grain, rounded up to a
+    /// multiple of the executor's threads so that they share the sweep evenly (seven chunks of the
+    /// grain on two threads left one thread idle for a seventh of it). 1 when serial or when n is
+    /// at most the grain; never more than the padding blocks in [0, n).
+    std::size_t chunk_count(std::size_t n) const noexcept
     {
-        const std::size_t block = simd::kPadLanes<T>;
-        return (std::max(m_grain, block) + block - 1) / block * block;
+        const std::size_t block = simd::kPadLanes<T>, grain = std::max(m_grain, block);
+        if (!m_executor || n <= grain)
+            return 1;
+        const auto threads = std::size_t(std::max(1, m_executor->threads()));
+        const std::size_t chunks = ((n + grain - 1) / grain + threads - 1) / threads * threads;
+        return std::min(chunks, (n + block - 1) / block);
     }
 
-    /// Calls fn(begin, end) over [0, n) split into the executor's chunks (one call when serial).
-    /// Chunk bounds are multiples of whole padding blocks, so a vector kernel never shares a lane
-    /// group between two chunks.
+    /// Where chunk k of a sweep over [0, n) begins (k = chunk_count(n) gives n). The padding blocks
+    /// of [0, n) are dealt out as evenly as whole blocks allow, so every bound but n is a whole
+    /// block and a vector kernel never shares a lane group between two chunks.
+    std::size_t chunk_begin(std::size_t n, std::size_t k) const noexcept
+    {
+        const std::size_t block = simd::kPadLanes<T>, blocks = (n + block - 1) / block;
+        return std::min(n, k * blocks / chunk_count(n) * block);
+    }
+
+    /// Calls fn(k, b, e) for every chunk k of the sweep over [0, end) that overlaps [begin, end),
+    /// with [b, e) the overlap, through the executor (one call fn(0, begin, end) when serial or
+    /// when the range is at most a grain). Chunks are cut on absolute indices, so two calls never
+    /// share a lane group even when `begin` is not aligned.
+    template <class Fn>
+    void for_each_indexed_chunk(std::size_t begin, std::size_t end, Fn&& fn) const
+    {
+        const std::size_t count = chunk_count(end);
+        if (count == 1 || end - begin <= m_grain)
+        {
+            fn(std::size_t(0), begin, end);
+            return;
+        }
+        m_executor->run(count, [&](std::size_t k) {
+            const std::size_t b = std::max(chunk_begin(end, k), begin), e = std::min(end, chunk_begin(end, k + 1));
+            if (b < e)
+                fn(k, b, e);
+        });
+    }
+
+    /// Calls fn(b, e) over [0, n) split into the executor's chunks (one call when serial).
     template <class Fn>
     void for_each_chunk(std::size_t n, Fn&& fn) const
     {
-        const std::size_t chunk = chunk_size();
-        if (!m_executor || n <= chunk)
-        {
-            fn(std::size_t(0), n);
-            return;
-        }
-        const std::size_t count = (n + chunk - 1) / chunk;
-        m_executor->run(count, [&](std::size_t k) { fn(k * chunk, std::min(n, (k + 1) * chunk)); });
+        for_each_indexed_chunk(0, n, [&](std::size_t, std::size_t b, std::size_t e) { fn(b, e); });
     }
 
-    /// Calls fn(b, e) over [begin, end) cut where the executor's chunks of [0, end) fall, so on
-    /// absolute indices: every bound inside is a whole padding block, and two calls never share a
-    /// lane group even when `begin` is not aligned (one call when serial).
+    /// Calls fn(b, e) over [begin, end) cut where the executor's chunks of [0, end) fall.
     template <class Fn>
     void for_each_chunk_within(std::size_t begin, std::size_t end, Fn&& fn) const
     {
-        const std::size_t chunk = chunk_size();
-        if (!m_executor || end - begin <= chunk)
-        {
-            fn(begin, end);
-            return;
-        }
-        const std::size_t first = begin / chunk, count = (end + chunk - 1) / chunk - first;
-        m_executor->run(count, [&](std::size_t k) {
-            const std::size_t b = std::max((first + k) * chunk, begin), e = std::min(end, (first + k + 1) * chunk);
-            if (b < e)
-                fn(b, e);
-        });
+        for_each_indexed_chunk(begin, end, [&](std::size_t, std::size_t b, std::size_t e) { fn(b, e); });
     }
 
     /// True from the first step that left a coordinate non-finite. Nothing is clamped.
@@ -738,8 +753,9 @@ class Simulation
     bool grid_path() const { return world().grid_path(); }
 
     /// Spreads the particle sweeps (solve, integrate, collider passes) over an executor, in chunks
-    /// of `grain` particles rounded up to whole 64-byte blocks. nullptr runs serially. Results do
-    /// not depend on the executor, its thread count or the grain.
+    /// of about `grain` particles in whole 64-byte blocks, as many as a multiple of the executor's
+    /// threads. nullptr runs serially. Results do not depend on the executor, its thread count or
+    /// the grain.
     void set_executor(std::shared_ptr<Executor> executor, std::size_t grain = 8192)
     {
         world().set_executor(std::move(executor), grain);

@@ -17,6 +17,7 @@
 
 #include "constraints.hpp"
 #include "error.hpp"
+#include "kernels.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -41,6 +42,15 @@ struct TearingOptions
 
 namespace detail
 {
+/// A spring strained past the limit, found by the scan and waiting for the sort.
+template <class T>
+struct TearCandidate
+{
+    T strain;
+    std::size_t i;
+    int s;
+};
+
 template <class T>
 struct TearingData
 {
@@ -52,6 +62,7 @@ struct TearingData
     std::weak_ptr<World<T>> world;
     std::uint64_t total = 0;
     std::size_t last_frame = 0;
+    std::vector<TearCandidate<T>> over = {}; ///< scratch, kept so a frame allocates nothing
 };
 
 template <class T>
@@ -80,30 +91,16 @@ void clear_pair(DirectedConstraints4<T>& k, std::size_t i, int s)
 template <class T>
 void tear(TearingData<T>& t, const State3<T>& state, DirectedConstraints4<T>& k)
 {
-    struct Candidate
-    {
-        T strain;
-        std::size_t i;
-        int s;
-    };
-    std::vector<Candidate> over;
+    using Candidate = TearCandidate<T>;
+    auto& over = t.over;
+    over.clear();
     const auto [begin, end] = t.range.resolve(state.size());
-    const auto a = const_cast<State3<T>&>(state).arrays_view();
-    const auto c = k.arrays_view();
-    for (int s = 0; s < 4; ++s)
-        for (std::size_t i = begin; i < end; ++i)
-        {
-            // Live <=> stiffness > 0 (the DirectedConstraints4 invariant); rest 0 has no strain.
-            const T rest = c.rest[s][i];
-            if (!(c.stiffness[s][i] > T(0)) || !(rest > T(0)))
-                continue;
-            const auto j = std::size_t(c.neighbour[s][i]);
-            const T dx = a.x[j] - a.x[i], dy = a.y[j] - a.y[i], dz = a.z[j] - a.z[i];
-            const T strain = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - rest) / rest;
-            // A NaN strain (a diverged sheet) tears too: there is nothing left to hold.
-            if (strain > t.max_strain || std::isnan(strain))
-                over.push_back({strain, i, s});
-        }
+    const auto world = t.world.lock();
+    kernels::find_strained<xsimd::default_arch>(const_cast<State3<T>&>(state).arrays_view(), k.arrays_view(), begin,
+                                                end, t.max_strain, world && world->vectorized(),
+                                                [&](T strain, std::size_t i, int s) {
+                                                    over.push_back({strain, i, s});
+                                                });
     // Most strained first, ties in index order: deterministic, and with a per-frame cap the rip
     // grows from where the sheet is pulled hardest.
     std::stable_sort(over.begin(), over.end(), [](const Candidate& p, const Candidate& q) {
@@ -169,8 +166,12 @@ Tearing<T> add_tearing(Simulation<T>& sim, TearingOptions<T> options)
     detail::check_max_strain(options.max_strain);
     options.range.check();
     auto data = std::make_shared<detail::TearingData<T>>(
-        detail::TearingData<T>{options.max_strain, options.range, options.max_tears_per_frame,
-                               std::move(options.on_tear), options.name, detail::world_of(sim)});
+        detail::TearingData<T>{.max_strain = options.max_strain,
+                               .range = options.range,
+                               .max_per_frame = options.max_tears_per_frame,
+                               .on_tear = std::move(options.on_tear),
+                               .name = options.name,
+                               .world = detail::world_of(sim)});
     sim.add_constraint_edit(options.name,
                             [data](State3<T>& state, DirectedConstraints4<T>& k, T) { detail::tear(*data, state, k); });
     // Its counters are state: a restored run reports the tears of the run it copies.

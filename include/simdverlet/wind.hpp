@@ -15,10 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include <Eigen/Geometry>
-
 #include "cloth.hpp"
 #include "error.hpp"
+#include "kernels.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -46,11 +45,21 @@ struct WindOptions
 
 namespace detail
 {
+/// One cloth's scratch for the wind kernels (kernels::WindGrid): triangle shares per cell, and the
+/// air at the triangles' centroids when a gust field sets it.
+template <class T>
+struct WindScratch
+{
+    std::vector<T> lower[3], upper[3], lower_wind[3], upper_wind[3];
+};
+
 template <class T>
 struct WindData
 {
     WindOptions<T> options;
     T time = T(0);
+    std::weak_ptr<World<T>> world = {};
+    std::vector<WindScratch<T>> scratch = {}; ///< one per cloth in options.cloths
 };
 
 template <class T>
@@ -74,32 +83,62 @@ Vec3<T> wind_at(const WindData<T>& w, const Vec3<T>& p)
     return w.options.gust ? w.options.gust(p, w.time) : w.options.velocity;
 }
 
-/// The aerodynamic force on triangle (a, b, c), shared equally by its corners. Reads the raw
-/// arrays: this runs twice per grid cell per step.
+/// The grid of `cloth` for the wind kernels, its scratch sized (zeros where no cell writes) and,
+/// under a gust field, the air sampled at every triangle's centroid.
 template <class T>
-void blow_on_triangle(const WindData<T>& w, const StateArrays<T>& s, std::size_t a, std::size_t b, std::size_t c,
-                      T inv_dt)
+kernels::WindGrid<T> wind_grid(const WindData<T>& w, const Cloth<T>& cloth, const StateArrays<T>& s,
+                               WindScratch<T>& scratch, T inv_dt)
 {
-    const auto at = [&](std::size_t i) { return Vec3<T>(s.x[i], s.y[i], s.z[i]); };
-    const auto moved = [&](std::size_t i) { return Vec3<T>(s.x[i] - s.px[i], s.y[i] - s.py[i], s.z[i] - s.pz[i]); };
-    const Vec3<T> xa = at(a), xb = at(b), xc = at(c);
-    const Vec3<T> cross = (xb - xa).cross(xc - xa);
-    const T twice_area = cross.norm();
-    if (!(twice_area > T(0)))
-        return; // a collapsed triangle has no normal and no area
-    const Vec3<T> n = cross / twice_area;
-    const Vec3<T> moving = (moved(a) + moved(b) + moved(c)) * (inv_dt / T(3));
-    const Vec3<T> u = wind_at(w, Vec3<T>((xa + xb + xc) / T(3))) - moving; // the air as the triangle feels it
-    const T speed = u.norm();
-    const T un = u.dot(n);
-    const Vec3<T> share = (T(0.5) * twice_area * speed / T(3)) *
-                          (w.options.pressure * un * n + w.options.skin_friction * (u - un * n));
-    for (std::size_t i : {a, b, c})
+    const auto width = std::size_t(cloth.width()), height = std::size_t(cloth.height());
+    const std::size_t size = width + 1 + width * height + simd::kPadLanes<T>;
+    const bool gusty = bool(w.options.gust);
+    const auto fit = [size](std::vector<T>& v) {
+        if (v.size() != size)
+            v.assign(size, T(0)); // once: what the kernels leave outside the cells stays zero
+    };
+    for (int k = 0; k < 3; ++k)
     {
-        s.ax[i] += share.x();
-        s.ay[i] += share.y();
-        s.az[i] += share.z();
+        fit(scratch.lower[k]);
+        fit(scratch.upper[k]);
+        if (gusty)
+        {
+            fit(scratch.lower_wind[k]);
+            fit(scratch.upper_wind[k]);
+        }
     }
+    kernels::WindGrid<T> g{s,
+                           cloth.base(),
+                           width,
+                           height,
+                           {scratch.lower[0].data(), scratch.lower[1].data(), scratch.lower[2].data()},
+                           {scratch.upper[0].data(), scratch.upper[1].data(), scratch.upper[2].data()},
+                           {nullptr, nullptr, nullptr},
+                           {nullptr, nullptr, nullptr},
+                           {w.options.velocity.x(), w.options.velocity.y(), w.options.velocity.z()},
+                           w.options.pressure,
+                           w.options.skin_friction,
+                           inv_dt / T(3)};
+    if (!gusty)
+        return g;
+    const auto at = [&](std::size_t i) { return Vec3<T>(s.x[i], s.y[i], s.z[i]); };
+    for (std::size_t r = 0; r + 1 < height; ++r)
+        for (std::size_t c = 0; c + 1 < width; ++c)
+        {
+            const std::size_t cell = r * width + c, p00 = cloth.base() + cell, p11 = p00 + width + 1;
+            const Vec3<T> lower = w.options.gust((at(p00) + at(p00 + 1) + at(p11)) / T(3), w.time);
+            const Vec3<T> upper = w.options.gust((at(p00) + at(p11) + at(p00 + width)) / T(3), w.time);
+            for (int k = 0; k < 3; ++k)
+            {
+                scratch.lower_wind[k][g.pad() + cell] = lower[k];
+                scratch.upper_wind[k][g.pad() + cell] = upper[k];
+            }
+        }
+    for (int k = 0; k < 3; ++k)
+    {
+        g.lower_wind[k] = scratch.lower_wind[k].data();
+        g.upper_wind[k] = scratch.upper_wind[k].data();
+    }
+    return g;
 }
 
 template <class T>
@@ -116,20 +155,17 @@ void blow(WindData<T>& w, State3<T>& state, T dt)
         s.ay[i] += f.y();
         s.az[i] += f.z();
     }
-    for (const auto& cloth : w.options.cloths)
+    // Each cloth on its grid: every triangle's share computed once, then gathered by its three
+    // corners, so the work vectorises with no scatter and the vector and scalar paths agree.
+    const auto world = w.world.lock();
+    const bool vectorized = world && world->vectorized();
+    w.scratch.resize(w.options.cloths.size());
+    for (std::size_t n = 0; n < w.options.cloths.size(); ++n)
     {
+        const auto& cloth = w.options.cloths[n];
         if (cloth.removed())
             continue;
-        const std::size_t width = std::size_t(cloth.width());
-        for (std::size_t r = 0; r + 1 < std::size_t(cloth.height()); ++r)
-            for (std::size_t c = 0; c + 1 < width; ++c)
-            {
-                // Each cell as two triangles, split along the same diagonal everywhere.
-                const std::size_t p00 = cloth.base() + r * width + c, p10 = p00 + 1;
-                const std::size_t p01 = p00 + width, p11 = p01 + 1;
-                blow_on_triangle(w, s, p00, p10, p11, inv_dt);
-                blow_on_triangle(w, s, p00, p11, p01, inv_dt);
-            }
+        kernels::blow_on_grid<xsimd::default_arch>(wind_grid(w, cloth, s, w.scratch[n], inv_dt), vectorized);
     }
     w.time += dt;
 }
@@ -180,7 +216,8 @@ Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
         if (!cloth.belongs_to(sim))
             detail::raise<std::invalid_argument>("simdverlet: wind was given cloth '" + cloth.name() +
                                                  "' of another simulation");
-    auto data = std::make_shared<detail::WindData<T>>(detail::WindData<T>{std::move(options)});
+    auto data = std::make_shared<detail::WindData<T>>(
+        detail::WindData<T>{.options = std::move(options), .world = detail::world_of(sim)});
     sim.add_bulk_force(data->options.name, [data](State3<T>& s, T dt) { detail::blow(*data, s, dt); });
     // Its clock is state: a gust restored from a snapshot blows as it did at that moment.
     sim.add_stage_state(data->options.name,
