@@ -708,37 +708,49 @@ void wind_gather(const WindGrid<T>& g, std::size_t p)
     }
 }
 
-/// Blows on a grid cloth: every triangle's share into the scratch arrays, then every particle's
-/// six shares into its accumulators. `vectorized` runs whole batches through the vector twin and
-/// the rest through the scalar one, which is the same arithmetic: the bits do not depend on it.
-/// The slots outside the cells (the pad, the last column, the last row) must hold zeros on entry.
+/// The shares of cells [first, last) of a grid (cell = row x width + column) into its scratch
+/// arrays. `vectorized` runs whole batches through the vector twin and the rest through the scalar
+/// one, the same arithmetic, so neither the path nor the split changes a bit. Vector batches also
+/// fill last-column slots, which are not cells (their p10 is the next row's first particle):
+/// clear_wind_border zeroes them afterwards. The scalar twin skips them, and so does everything
+/// at the very last slot, whose p11 would lie past the cloth.
 template <class Arch, class T>
-void blow_on_grid(const WindGrid<T>& g, bool vectorized)
+void blow_on_cells(const WindGrid<T>& g, std::size_t first, std::size_t last, bool vectorized)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
-    if (g.width < 2 || g.height < 2)
-        return;
-    // The last column's cells are not cells: p10 would be the next row's first particle. They are
-    // computed with their row when vectorised and zeroed after; the very last one is left to the
-    // scalar loop, which skips it, because its p11 lies past the cloth.
-    const std::size_t cells = (g.height - 1) * g.width, last = cells - 1;
-    std::size_t q = 0;
+    const std::size_t end = std::min(last, (g.height - 1) * g.width - 1);
+    std::size_t q = first;
     if (vectorized)
-        for (; q + L <= last; q += L)
+        for (; q + L <= end; q += L)
             wind_cells<B>(g, q);
-    for (; q < last; ++q)
+    for (; q < end; ++q)
         if ((q + 1) % g.width != 0)
             wind_cells<T>(g, q);
+}
+
+/// Zeroes the last column's slots after blow_on_cells: a grid's border particles have fewer
+/// than six triangles, and the gather reads zeros for the missing ones.
+template <class T>
+void clear_wind_border(const WindGrid<T>& g)
+{
     for (std::size_t r = 0; r + 1 < g.height; ++r)
         for (int k = 0; k < 3; ++k)
             g.lower[k][g.pad() + r * g.width + g.width - 1] = g.upper[k][g.pad() + r * g.width + g.width - 1] = T(0);
-    const std::size_t particles = g.height * g.width;
-    std::size_t p = 0;
+}
+
+/// Adds the six triangle shares of grid particles [first, last) (counted from the grid's base)
+/// into their accumulators, vectorised as blow_on_cells is.
+template <class Arch, class T>
+void gather_wind(const WindGrid<T>& g, std::size_t first, std::size_t last, bool vectorized)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    std::size_t p = first;
     if (vectorized)
-        for (; p + L <= particles; p += L)
+        for (; p + L <= last; p += L)
             wind_gather<B>(g, p);
-    for (; p < particles; ++p)
+    for (; p < last; ++p)
         wind_gather<T>(g, p);
 }
 

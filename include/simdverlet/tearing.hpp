@@ -62,7 +62,9 @@ struct TearingData
     std::weak_ptr<World<T>> world;
     std::uint64_t total = 0;
     std::size_t last_frame = 0;
-    std::vector<TearCandidate<T>> over = {}; ///< scratch, kept so a frame allocates nothing
+    std::vector<std::vector<TearCandidate<T>>> found = {}; ///< per executor chunk; scratch kept so a frame
+                                                           ///< allocates nothing
+    std::vector<TearCandidate<T>> over = {};               ///< every chunk's candidates, sorted
 };
 
 template <class T>
@@ -92,21 +94,36 @@ template <class T>
 void tear(TearingData<T>& t, const State3<T>& state, DirectedConstraints4<T>& k)
 {
     using Candidate = TearCandidate<T>;
+    // The scan splits over the executor, each chunk into its own list; the order below is total, so
+    // the lists' order does not matter. The world is alive: it owns this stage.
+    const auto bounds = t.range.resolve(state.size());
+    const std::size_t begin = bounds.first, end = bounds.second; // named, not bound: lambdas capture them
+    const auto world = t.world.lock();
+    const auto a = const_cast<State3<T>&>(state).arrays_view();
+    const auto c = k.arrays_view();
+    const bool vectorized = world->vectorized();
+    t.found.resize(std::max(t.found.size(), world->chunk_count(end)));
+    for (auto& list : t.found)
+        list.clear();
+    world->for_each_indexed_chunk(begin, end, [&](std::size_t chunk, std::size_t b, std::size_t e) {
+        auto& list = t.found[chunk];
+        kernels::find_strained<xsimd::default_arch>(a, c, b, e, t.max_strain, vectorized,
+                                                    [&](T strain, std::size_t i, int s) {
+                                                        list.push_back({strain, i, s});
+                                                    });
+    });
     auto& over = t.over;
     over.clear();
-    const auto [begin, end] = t.range.resolve(state.size());
-    const auto world = t.world.lock();
-    kernels::find_strained<xsimd::default_arch>(const_cast<State3<T>&>(state).arrays_view(), k.arrays_view(), begin,
-                                                end, t.max_strain, world && world->vectorized(),
-                                                [&](T strain, std::size_t i, int s) {
-                                                    over.push_back({strain, i, s});
-                                                });
-    // Most strained first, ties in index order: deterministic, and with a per-frame cap the rip
-    // grows from where the sheet is pulled hardest.
-    std::stable_sort(over.begin(), over.end(), [](const Candidate& p, const Candidate& q) {
-        if (std::isnan(p.strain) || std::isnan(q.strain))
-            return std::isnan(p.strain) && !std::isnan(q.strain);
-        if (p.strain != q.strain)
+    for (const auto& list : t.found)
+        over.insert(over.end(), list.begin(), list.end());
+    // Most strained first (NaN before all), ties by particle, then slot: a total order, so the
+    // result is deterministic, and with a per-frame cap the rip grows from where the sheet is
+    // pulled hardest.
+    std::sort(over.begin(), over.end(), [](const Candidate& p, const Candidate& q) {
+        const bool p_nan = std::isnan(p.strain), q_nan = std::isnan(q.strain);
+        if (p_nan != q_nan)
+            return p_nan;
+        if (!p_nan && p.strain != q.strain)
             return p.strain > q.strain;
         return p.i != q.i ? p.i < q.i : p.s < q.s;
     });

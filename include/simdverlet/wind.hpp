@@ -157,15 +157,25 @@ void blow(WindData<T>& w, State3<T>& state, T dt)
     }
     // Each cloth on its grid: every triangle's share computed once, then gathered by its three
     // corners, so the work vectorises with no scatter and the vector and scalar paths agree.
+    // Both passes split over the executor; neither the split nor the path changes a bit. The world
+    // is alive: it owns this stage.
     const auto world = w.world.lock();
-    const bool vectorized = world && world->vectorized();
+    const bool vectorized = world->vectorized();
     w.scratch.resize(w.options.cloths.size());
     for (std::size_t n = 0; n < w.options.cloths.size(); ++n)
     {
         const auto& cloth = w.options.cloths[n];
-        if (cloth.removed())
+        if (cloth.removed() || cloth.width() < 2 || cloth.height() < 2)
             continue;
-        kernels::blow_on_grid<xsimd::default_arch>(wind_grid(w, cloth, s, w.scratch[n], inv_dt), vectorized);
+        const auto g = wind_grid(w, cloth, s, w.scratch[n], inv_dt);
+        const std::size_t cells = (g.height - 1) * g.width, particles = g.height * g.width;
+        world->for_each_chunk(cells, [&](std::size_t b, std::size_t e) {
+            kernels::blow_on_cells<xsimd::default_arch>(g, b, e, vectorized);
+        });
+        kernels::clear_wind_border(g);
+        world->for_each_chunk(particles, [&](std::size_t b, std::size_t e) {
+            kernels::gather_wind<xsimd::default_arch>(g, b, e, vectorized);
+        });
     }
     w.time += dt;
 }
