@@ -10,8 +10,8 @@ import math
 import re
 import sys
 
-COLOURS = ["#5b7fb8", "#2a9d8f", "#e8741c", "#7b5ea7", "#d62828", "#6b4f3a"]
-PATHS = {"0": "grid", "1": "gather", "2": "scalar", "3": "scalar shuffled"}
+COLOURS = ["#5b7fb8", "#2a9d8f", "#e8741c", "#7b5ea7", "#d62828", "#6b4f3a", "#e9c46a", "#8d99ae"]
+PATHS = {"0": "grid", "1": "gather", "2": "scalar", "3": "scalar shuffled", "4": "reordered"}
 
 
 def medians(path):
@@ -30,7 +30,7 @@ def medians(path):
 def panel(rows, it, x0, width, height):
     sizes = sorted({k[1] for k in rows})
     series = sorted({(k[3], k[4]) for k in rows if k[0] == "float" and k[2] == it},
-                    key=lambda s: (["grid", "gather", "scalar"].index(s[0]), s[1]))
+                    key=lambda s: (list(PATHS.values()).index(s[0]), s[1]))
     values = [v for k, v in rows.items() if k[0] == "float" and k[2] == it]
     lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
     left, top, pw, ph = x0 + 70, 50, width - 90, height - 110

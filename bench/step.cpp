@@ -5,8 +5,9 @@
 // "fraction of ceiling" each result prints, measured in the same run on the same arrays.
 //
 // Paths: grid (contiguous neighbour loads), gather (the same cloth with its particles shuffled by a
-// random permutation, so every neighbour is a gather), scalar (the scalar twins), and scalar on the
-// shuffled cloth (path 3, one thread, the like-for-like partner of the gather path). Threads: 1,
+// random permutation, so every neighbour is a gather), scalar (the scalar twins), scalar on the
+// shuffled cloth (path 3, one thread, the like-for-like partner of the gather path), and the
+// shuffled cloth after reorder(sim) (path 4, one thread). Threads: 1,
 // and 2 through the OpenMP adapter.
 //
 // Counters:
@@ -39,33 +40,16 @@ enum Path
     kGather,
     kScalar,
     kScalarShuffled, ///< the scalar twins on the shuffled cloth: what the gather path is compared with
+    kReordered,      ///< the shuffled cloth after reorder(sim), vector: what renumbering buys back
 };
 
 /// The hanging grid, or the same grid with its particles relabelled by a random permutation.
 template <class T>
-Simulation<T> hanging_grid(int width, int height, bool shuffled)
+Simulation<T> hanging_grid(int width, int height, bool relabelled)
 {
     Simulation<T> grid;
     testing::add_grid<T>(grid, width, height, T(0.5), T(60), [](int, int r) { return r == 0; });
-    if (!shuffled)
-        return grid;
-    const std::size_t n = grid.size();
-    std::vector<std::size_t> order(n); // order[new] = old
-    std::iota(order.begin(), order.end(), std::size_t(0));
-    std::shuffle(order.begin(), order.end(), std::mt19937(12345));
-    std::vector<std::int32_t> where(n); // where[old] = new
-    for (std::size_t k = 0; k < n; ++k)
-        where[order[k]] = std::int32_t(k);
-    Simulation<T> sim;
-    for (std::size_t k = 0; k < n; ++k)
-        sim.add_particle(grid.state().position(order[k]), grid.state().inverse_mass(order[k]));
-    for (std::size_t k = 0; k < n; ++k)
-        for (int s = 0; s < 4; ++s)
-            if (grid.constraints().live(order[k], s))
-                sim.constraints().set_slot(k, s, where[std::size_t(grid.constraints().neighbour(order[k], s))],
-                                           grid.constraints().rest_length(order[k], s),
-                                           grid.constraints().stiffness(order[k], s));
-    return sim;
+    return relabelled ? testing::shuffled(grid, 12345) : std::move(grid);
 }
 
 template <class T>
@@ -136,8 +120,10 @@ void BM_step(benchmark::State& bench)
     const int width = int(bench.range(0)), height = int(bench.range(1)), iterations = int(bench.range(2));
     const auto path = Path(bench.range(3));
     const int threads = int(bench.range(4));
-    auto sim = hanging_grid<T>(width, height, path == kGather || path == kScalarShuffled);
-    sim.set_vectorized(path == kGrid || path == kGather);
+    auto sim = hanging_grid<T>(width, height, path != kGrid && path != kScalar);
+    if (path == kReordered)
+        reorder(sim);
+    sim.set_vectorized(path == kGrid || path == kGather || path == kReordered);
     sim.set_grid_path(path == kGrid);
     if (!benchmarking::use_threads(sim, threads))
     {
@@ -149,7 +135,9 @@ void BM_step(benchmark::State& bench)
         sim.step(params);
     // The skeleton runs on a second grid built the same way (a simulation is not copyable), with
     // the same executor and grain, so timing it leaves `sim` as it was.
-    auto twin = hanging_grid<T>(width, height, path == kGather || path == kScalarShuffled);
+    auto twin = hanging_grid<T>(width, height, path != kGrid && path != kScalar);
+    if (path == kReordered)
+        reorder(twin);
     twin.set_executor(threads > 1 ? std::shared_ptr<Executor>(sim.executor(), [](Executor*) {}) : nullptr, 16384);
     const double skeleton = seconds_per_skeleton(twin);
     const double seconds = benchmarking::seconds_per_iteration(bench, [&] {
@@ -165,9 +153,8 @@ void BM_step(benchmark::State& bench)
     bench.counters["slot-evals/s"] = C(slots * iterations, C::kIsIterationInvariantRate);
     bench.counters["slot-forces/s"] = C(slots, C::kIsIterationInvariantRate);
     bench.counters["ceiling%"] = 100.0 * skeleton / seconds;
-    const char* names[] = {"grid ", "gather ", "scalar", "scalar shuffled"};
-    bench.SetLabel(std::string(names[path]) + (path == kGrid || path == kGather ? simd::arch_name() : "") +
-                   (threads > 1 ? " x2" : ""));
+    const char* names[] = {"grid ", "gather ", "scalar", "scalar shuffled", "reordered "};
+    bench.SetLabel(std::string(names[path]) + (sim.vectorized() ? simd::arch_name() : "") + (threads > 1 ? " x2" : ""));
 }
 
 void grid_sizes(benchmark::internal::Benchmark* b)
@@ -179,6 +166,7 @@ void grid_sizes(benchmark::internal::Benchmark* b)
                 for (int threads : {1, 2})
                     b->Args({w, h, iterations, path, threads});
             b->Args({w, h, iterations, kScalarShuffled, 1});
+            b->Args({w, h, iterations, kReordered, 1});
         }
     b->ArgNames({"w", "h", "it", "path", "threads"});
     b->Unit(benchmark::kMicrosecond);

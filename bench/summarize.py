@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Prints a Markdown table of the medians in a Google Benchmark JSON file (with repetitions)."""
+"""Prints a Markdown table of the medians in a Google Benchmark JSON file (with repetitions): the
+time per iteration and every counter, rates with their /s."""
 import json
 import sys
 
@@ -13,10 +14,14 @@ def fmt(value):
 
 data = json.load(open(sys.argv[1]))
 rows = [b for b in data["benchmarks"] if b.get("aggregate_name") == "median"]
+# Every user counter: what is not one of Google Benchmark's own fields.
+OWN = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+       "repetition_index", "threads", "aggregate_name", "aggregate_unit", "iterations", "real_time",
+       "cpu_time", "time_unit", "label", "error_occurred", "error_message"}
 counters = []
 for b in rows:
     for key, value in b.items():
-        if key.endswith("/s") and key not in counters:
+        if key not in OWN and isinstance(value, (int, float)) and key not in counters:
             counters.append(key)
 print("| benchmark | label | time per iteration | " + " | ".join(counters) + " |")
 print("| --- | --- | --- | " + " | ".join("---" for _ in counters) + " |")

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -183,6 +184,31 @@ void jitter(Simulation<T>& sim, T amount, unsigned seed = 42)
         const Vec3<T> p = sim.state().position(i);
         sim.state().set_position(i, p + Vec3<T>(T(u(rng)), T(u(rng)), T(u(rng))), true);
     }
+}
+
+/// A copy of a particle-and-slot simulation (no stages) with its particles relabelled by a random
+/// permutation drawn from `seed`: the order a mesh from a file may arrive in. Every spring keeps its
+/// two ends and its slot.
+template <class T>
+Simulation<T> shuffled(const Simulation<T>& source, unsigned seed)
+{
+    const std::size_t n = source.size();
+    std::vector<std::size_t> order(n); // order[new] = old
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::shuffle(order.begin(), order.end(), std::mt19937(seed));
+    std::vector<std::int32_t> where(n); // where[old] = new
+    for (std::size_t k = 0; k < n; ++k)
+        where[order[k]] = std::int32_t(k);
+    Simulation<T> sim;
+    for (std::size_t k = 0; k < n; ++k)
+        sim.add_particle(source.state().position(order[k]), source.state().inverse_mass(order[k]));
+    const auto& c = source.constraints();
+    for (std::size_t k = 0; k < n; ++k)
+        for (int s = 0; s < 4; ++s)
+            if (c.live(order[k], s))
+                sim.constraints().set_slot(k, s, where[std::size_t(c.neighbour(order[k], s))],
+                                           c.rest_length(order[k], s), c.stiffness(order[k], s));
+    return sim;
 }
 
 /// What `fn` throws as an E, or "no exception" when it returns: for checking that an error names

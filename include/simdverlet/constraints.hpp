@@ -226,6 +226,33 @@ class DirectedConstraints4
         resize(new_size);
     }
 
+    /// Applies a renumbering of the particles: the rows of order[k] move to first + k (order a
+    /// permutation of that block), and every slot anywhere is renumbered through `where` (old
+    /// index -> new, the identity outside the block). Stages that derived anything from the slots
+    /// see the stamp move.
+    void permute(std::size_t first, const std::vector<std::size_t>& order, const std::vector<std::int32_t>& where)
+    {
+        std::vector<std::int32_t> neighbours(order.size());
+        std::vector<T> rests(order.size()), stiffnesses(order.size());
+        const auto at = [first](auto& v) { return v.begin() + std::ptrdiff_t(first); };
+        for (int s = 0; s < kSlots; ++s)
+        {
+            for (std::size_t k = 0; k < order.size(); ++k)
+            {
+                neighbours[k] = m_neighbour[s][order[k]];
+                rests[k] = m_rest[s][order[k]];
+                stiffnesses[k] = m_stiffness[s][order[k]];
+            }
+            std::copy(neighbours.begin(), neighbours.end(), at(m_neighbour[s]));
+            std::copy(rests.begin(), rests.end(), at(m_rest[s]));
+            std::copy(stiffnesses.begin(), stiffnesses.end(), at(m_stiffness[s]));
+            for (std::size_t i = 0; i < m_size; ++i)
+                if (m_neighbour[s][i] >= 0)
+                    m_neighbour[s][i] = where[std::size_t(m_neighbour[s][i])];
+        }
+        stamp();
+    }
+
     /// A stamp that changes with every edit: equal stamps mean equal contents (a copy carries its
     /// source's stamp), so a stage can keep what it derived from the constraints until the stamp
     /// moves. Stamps come from one counter shared by every instance of the type and never repeat.

@@ -310,6 +310,34 @@ class World
     }
 
     std::size_t pending_removals() const noexcept { return m_pending_removals.size(); }
+
+    /// Renumbers particles [first, first + order.size()): the particle at order[k] becomes
+    /// first + k. State, constraints and force generators follow. Refused (std::logic_error,
+    /// nothing changed) where the block overlaps a protected one (a cloth's or strand's grid is its
+    /// numbering) or while removals are queued, whose indices it would invalidate. `order` must be
+    /// a permutation of the block (reorder builds it).
+    void renumber(std::size_t first, const std::vector<std::size_t>& order)
+    {
+        const std::size_t last = first + order.size();
+        for (const auto& r : m_protected)
+            if (first < r.end && r.begin < last)
+                detail::raise<std::logic_error>("simdverlet: cannot renumber particles [" + std::to_string(first) +
+                                                ", " + std::to_string(last) + "): they overlap " + r.owner + " [" +
+                                                std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                                                "), whose numbering is its layout");
+        if (!m_pending_removals.empty())
+            detail::raise<std::logic_error>("simdverlet: cannot renumber particles while removals are queued: the "
+                                            "next step would renumber them again. Step once first.");
+        std::vector<std::int32_t> where(m_state.size());
+        for (std::size_t i = 0; i < where.size(); ++i)
+            where[i] = std::int32_t(i);
+        for (std::size_t k = 0; k < order.size(); ++k)
+            where[order[k]] = std::int32_t(first + k);
+        m_state.permute(first, order);
+        m_constraints.permute(first, order, where);
+        for (auto& g : m_generators)
+            g.particle = std::size_t(where[g.particle]);
+    }
     /// Whether a protected block (a cloth, a strand) or a force generator refers to particle
     /// indices: restoring a snapshot of another size would leave them pointing at nothing.
     bool has_index_references() const noexcept { return !m_protected.empty() || !m_generators.empty(); }

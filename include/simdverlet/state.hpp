@@ -314,6 +314,23 @@ class State3
         resize_padded(simd::padded_count<T>(m_size));
     }
 
+    /// Renumbers a block: the particle at order[k] moves to index first + k, for k in
+    /// [0, order.size()), every per-particle array with it. `order` must be a permutation of
+    /// [first, first + order.size()) (the caller checks).
+    void permute(std::size_t first, const std::vector<std::size_t>& order)
+    {
+        std::vector<T> moved(order.size());
+        const auto apply = [&](simd::AlignedVector<T>& v) {
+            for (std::size_t k = 0; k < order.size(); ++k)
+                moved[k] = v[order[k]];
+            std::copy(moved.begin(), moved.end(), v.begin() + std::ptrdiff_t(first));
+        };
+        for (auto* v : arrays())
+            apply(*v);
+        if (m_has_masses)
+            apply(m_w);
+    }
+
     /// Swaps the current and previous position arrays. Lets an integrator write the new position
     /// into the previous-position array in the same sweep that reads both.
     void swap_positions_with_previous() noexcept
