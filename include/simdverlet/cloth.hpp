@@ -364,12 +364,17 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
         const auto a = s.arrays_view();
         // The live slots decide which neighbours pull, so a cut or torn sheet comes apart.
         const auto c = world->constraints().arrays_view();
-        if (world->vectorized())
-            kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(a, c, cloth->base, std::size_t(cloth->width),
-                                                                        std::size_t(cloth->height), cloth->curvature);
-        else
-            kernels::pull_to_neighbour_mean_scalar(a, c, cloth->base, std::size_t(cloth->width),
-                                                   std::size_t(cloth->height), cloth->curvature);
+        // Over the executor in whole rows: a chunk of the cloth's particles takes the rows that
+        // start in it.
+        const auto width = std::size_t(cloth->width), height = std::size_t(cloth->height);
+        world->for_each_chunk(width * height, [&](std::size_t b, std::size_t e) {
+            const std::size_t first = (b + width - 1) / width, last = (e + width - 1) / width;
+            if (world->vectorized())
+                kernels::pull_to_neighbour_mean_vector<xsimd::default_arch>(a, c, cloth->base, width, height,
+                                                                            cloth->curvature, first, last);
+            else
+                kernels::pull_to_neighbour_mean_scalar(a, c, cloth->base, width, height, cloth->curvature, first, last);
+        });
     });
     return Cloth<T>(std::move(data));
 }

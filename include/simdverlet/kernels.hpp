@@ -347,10 +347,12 @@ void pull_to_neighbour_mean_one(const StateArrays<T>& s, const ConstraintArrays<
 /// where only neighbours behind a live slot of the particle pull. Vector twin: a row's neighbours
 /// sit at -1, +1, -width and +width and its slots' stiffnesses side by side, so every operand is a
 /// contiguous (unaligned) load, no gather. The columns left over after whole batches run through
-/// the scalar twin.
+/// the scalar twin. Rows [first_row, last_row) only, clamped to the interior: an executor's chunks
+/// take whole rows, and a row's arithmetic does not depend on which chunk runs it.
 template <class Arch, class T>
 void pull_to_neighbour_mean_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base,
-                                   std::size_t width, std::size_t height, T strength)
+                                   std::size_t width, std::size_t height, T strength, std::size_t first_row = 1,
+                                   std::size_t last_row = std::size_t(-1))
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -362,7 +364,7 @@ void pull_to_neighbour_mean_vector(const StateArrays<T>& s, const ConstraintArra
                            load(x + i - 1), live, k)
             .store_unaligned(a + i);
     };
-    for (std::size_t r = 1; r + 1 < height; ++r)
+    for (std::size_t r = std::max<std::size_t>(first_row, 1); r + 1 < height && r < last_row; ++r)
     {
         const std::size_t row = base + r * width;
         std::size_t col = 1;
@@ -383,9 +385,10 @@ void pull_to_neighbour_mean_vector(const StateArrays<T>& s, const ConstraintArra
 /// Scalar twin of pull_to_neighbour_mean_vector.
 template <class T>
 void pull_to_neighbour_mean_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base,
-                                   std::size_t width, std::size_t height, T strength)
+                                   std::size_t width, std::size_t height, T strength, std::size_t first_row = 1,
+                                   std::size_t last_row = std::size_t(-1))
 {
-    for (std::size_t r = 1; r + 1 < height; ++r)
+    for (std::size_t r = std::max<std::size_t>(first_row, 1); r + 1 < height && r < last_row; ++r)
         for (std::size_t col = 1; col + 1 < width; ++col)
             pull_to_neighbour_mean_one(s, c, base + r * width + col, width, strength);
 }
