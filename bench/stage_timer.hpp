@@ -35,9 +35,11 @@ std::shared_ptr<StageTimes> time_stages(Simulation<T>& sim)
     using Clock = std::chrono::steady_clock;
     auto times = std::make_shared<StageTimes>();
     auto& world = *detail::world_of(sim);
+    // Each wrapper shares ownership of the times: its slot (a map node, which never moves) stays
+    // valid for as long as the stage can run, whatever the caller keeps.
     const auto timed = [&times](const std::string& name, auto fn) {
-        times->seconds[name] = 0;
-        return [fn, slot = &times->seconds[name]](auto&&... args) {
+        double* slot = &(times->seconds[name] = 0);
+        return [fn, times, slot](auto&&... args) {
             const auto start = Clock::now();
             fn(std::forward<decltype(args)>(args)...);
             *slot += std::chrono::duration<double>(Clock::now() - start).count();

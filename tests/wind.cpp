@@ -158,17 +158,24 @@ TEST_CASE("a gust's value replaces the steady velocity", "[wind]")
 
 namespace
 {
-/// The wind's accumulator contents after one blow on a crumpled, moving 23 x 11 cloth that starts
-/// at particle 5 (so its rows straddle lane groups), vectorised or not, steady or gusty.
-std::vector<Vec3<double>> blown(bool vectorized, bool gusty)
+/// A crumpled, moving 23 x 11 cloth that starts at particle 5, so its rows straddle lane groups.
+Cloth<float> crumpled_moving_sheet(Simulation<float>& sim)
 {
-    Simulation<float> sim;
     for (int k = 0; k < 5; ++k)
         sim.add_particle({float(k), -3, 0});
     auto sheet = add_cloth(sim, {.width = 23, .height = 11, .curvature_strength = 0.0f});
     jitter(sim, 0.2f);
     for (std::size_t i = 0; i < sim.size(); ++i) // and a different motion for every particle
         sim.state().set_velocity(i, Vec3<float>(0.01f * float(i % 7), -0.02f * float(i % 5), 0.03f * float(i % 3)));
+    return sheet;
+}
+
+/// The wind's accumulator contents after one blow on the crumpled sheet, vectorised or not, steady
+/// or gusty.
+std::vector<Vec3<double>> blown(bool vectorized, bool gusty)
+{
+    Simulation<float> sim;
+    const auto sheet = crumpled_moving_sheet(sim);
     WindOptions<float> options{.velocity = {1, 2, 5}, .cloths = {sheet}};
     if (gusty)
         options.gust = [](const Vec3<float>& p, float) { return Vec3<float>(3 * p.y(), 1, 5 + p.x()); };
@@ -187,12 +194,7 @@ std::vector<Vec3<double>> blown(bool vectorized, bool gusty)
 std::vector<Vec3<double>> blown_by_scatter(bool gusty)
 {
     Simulation<float> sim;
-    for (int k = 0; k < 5; ++k)
-        sim.add_particle({float(k), -3, 0});
-    add_cloth(sim, {.width = 23, .height = 11, .curvature_strength = 0.0f});
-    jitter(sim, 0.2f);
-    for (std::size_t i = 0; i < sim.size(); ++i)
-        sim.state().set_velocity(i, Vec3<float>(0.01f * float(i % 7), -0.02f * float(i % 5), 0.03f * float(i % 3)));
+    crumpled_moving_sheet(sim);
     const auto& st = sim.state();
     std::vector<Vec3<double>> forces(sim.size(), Vec3<double>::Zero());
     const double dt = 1.0 / 60.0;

@@ -410,11 +410,7 @@ class World
     /// Where chunk k of a sweep over [0, n) begins (k = chunk_count(n) gives n). The padding blocks
     /// of [0, n) are dealt out as evenly as whole blocks allow, so every bound but n is a whole
     /// block and a vector kernel never shares a lane group between two chunks.
-    std::size_t chunk_begin(std::size_t n, std::size_t k) const noexcept
-    {
-        const std::size_t block = simd::kPadLanes<T>, blocks = (n + block - 1) / block;
-        return std::min(n, k * blocks / chunk_count(n) * block);
-    }
+    std::size_t chunk_begin(std::size_t n, std::size_t k) const noexcept { return chunk_bound(n, k, chunk_count(n)); }
 
     /// Calls fn(k, b, e) for every chunk k of the sweep over [0, end) that overlaps [begin, end),
     /// with [b, e) the overlap, through the executor (one call fn(0, begin, end) when serial or
@@ -430,7 +426,7 @@ class World
             return;
         }
         m_executor->run(count, [&](std::size_t k) {
-            const std::size_t b = std::max(chunk_begin(end, k), begin), e = std::min(end, chunk_begin(end, k + 1));
+            const std::size_t b = std::max(chunk_bound(end, k, count), begin), e = chunk_bound(end, k + 1, count);
             if (b < e)
                 fn(k, b, e);
         });
@@ -455,6 +451,13 @@ class World
     std::uint64_t step_count() const noexcept { return m_steps; }
 
   private:
+    /// chunk_begin with the count already known: the padding blocks of [0, n) dealt out evenly.
+    static std::size_t chunk_bound(std::size_t n, std::size_t k, std::size_t count) noexcept
+    {
+        const std::size_t block = simd::kPadLanes<T>, blocks = (n + block - 1) / block;
+        return std::min(n, k * blocks / count * block);
+    }
+
     template <class U>
     friend struct detail::SnapshotAccess;
 
