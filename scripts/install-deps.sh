@@ -18,6 +18,15 @@ packages=(
     libbenchmark-dev
     libtbb-dev
     libtinyobjloader-dev # optional: load_obj_mesh (obj_mesh.hpp) and its tests
+    # The viewer (examples/viewer, optional: built when these are found) and its headless
+    # screenshot test under Xvfb with Mesa's software OpenGL.
+    libglfw3-dev
+    libgl-dev
+    libimgui-dev       # Dear ImGui 1.86; its libimgui.a carries the GLFW and OpenGL 3 backends
+    libstb-dev         # stb_image_write: the screenshot PNG
+    xvfb
+    xauth              # xvfb-run needs it
+    libgl1-mesa-dri    # llvmpipe: OpenGL 3.3 core without a GPU
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

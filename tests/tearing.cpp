@@ -215,6 +215,83 @@ TEST_CASE("a cut across the middle splits a sheet into two pieces", "[tearing]")
     CHECK(cut(sim, Vec3<float>(4.9f, 0, -1), Vec3<float>(4.9f, 0, 1), ViewPlane::xz) == 10);
 }
 
+namespace
+{
+/// The live springs of a simulation, as (particle, slot) pairs.
+std::vector<std::pair<std::size_t, int>> live_slots(const Simulation<float>& sim)
+{
+    std::vector<std::pair<std::size_t, int>> out;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        for (int s = 0; s < 4; ++s)
+            if (sim.constraints().live(i, s))
+                out.emplace_back(i, s);
+    return out;
+}
+
+/// The guide's sheet laid flat in the x-z plane (x 0 to 9.5, z 0 to 4.5, y = 0).
+Cloth<float> flat_xz(Simulation<float>& sim)
+{
+    return add_cloth(sim, {.position = [](int c, int r) { return Vec3<float>(0.5f * float(c), 0, 0.5f * float(r)); }});
+}
+} // namespace
+
+TEST_CASE("a knife seen from an eye cuts what the stroke covers at the sheet's depth, in perspective", "[tearing]")
+{
+    SECTION("straight down through the stroke it cuts what the flat view cuts")
+    {
+        // The eye right above the stroke's line: its rays stay at z = 2.25 at every depth, so the
+        // same vertical springs (rows 4-5) go as with the x-z view's cut.
+        Simulation<float> seen, flat;
+        flat_xz(seen);
+        flat_xz(flat);
+        const std::size_t n = cut_from_eye(seen, Vec3<float>(4.75f, -10, 2.25f), Vec3<float>(-1, -5, 2.25f),
+                                           Vec3<float>(11, -5, 2.25f));
+        CHECK(n == 20);
+        CHECK(cut(flat, Vec3<float>(-1, 0, 2.25f), Vec3<float>(11, 0, 2.25f), ViewPlane::xz) == 20);
+        CHECK(live_slots(seen) == live_slots(flat));
+    }
+    SECTION("a stroke drawn halfway to the sheet lands twice as far from the eye's foot")
+    {
+        // Eye above z = 0; the stroke at depth 5 (half the sheet's 10) at z = 1.125: its rays meet
+        // the sheet at z = 2.25, between rows 4 and 5, not between rows 2 and 3 below the stroke.
+        Simulation<float> seen, flat;
+        flat_xz(seen);
+        flat_xz(flat);
+        CHECK(cut_from_eye(seen, Vec3<float>(4.75f, -10, 0), Vec3<float>(-1, -5, 1.125f),
+                           Vec3<float>(11, -5, 1.125f)) == 20);
+        cut(flat, Vec3<float>(-1, 0, 2.25f), Vec3<float>(11, 0, 2.25f), ViewPlane::xz);
+        CHECK(live_slots(seen) == live_slots(flat));
+    }
+    SECTION("a sheet behind the eye is not cut")
+    {
+        Simulation<float> sim;
+        flat_xz(sim);
+        const auto before = live_slots(sim);
+        // Above the sheet (+y is down), looking further up: the sheet is behind the eye.
+        CHECK(cut_from_eye(sim, Vec3<float>(4.75f, -3, 2.25f), Vec3<float>(-1, -5, 2.25f),
+                           Vec3<float>(11, -5, 2.25f)) == 0);
+        CHECK(live_slots(sim) == before);
+    }
+}
+
+TEST_CASE("cut_from_eye refuses strokes it cannot see, naming the problem and cutting nothing", "[tearing][errors]")
+{
+    Simulation<float> sim;
+    flat_xz(sim);
+    const auto before = live_slots(sim);
+    const Vec3<float> eye(4.75f, -10, 2.25f);
+    CHECK_THROWS_WITH(cut_from_eye(sim, eye, Vec3<float>(NAN, -5, 0), Vec3<float>(1, -5, 0)),
+                      ContainsSubstring("not finite"));
+    CHECK_THROWS_WITH(cut_from_eye(sim, eye, eye, Vec3<float>(1, -5, 0)), ContainsSubstring("at the eye"));
+    // Both ends on one ray: a point on the screen.
+    CHECK_THROWS_WITH(cut_from_eye(sim, eye, Vec3<float>(4.75f, -5, 2.25f), Vec3<float>(4.75f, 0, 2.25f)),
+                      ContainsSubstring("zero length"));
+    // Ends on opposite sides of the eye.
+    CHECK_THROWS_AS(cut_from_eye(sim, eye, Vec3<float>(4.75f, -5, 2.25f), Vec3<float>(4.75f, -15, 2.25f)),
+                    std::invalid_argument);
+    CHECK(live_slots(sim) == before);
+}
+
 TEST_CASE("the vector strain scan reports the scalar scan's springs, in the same order, to the same bits", "[tearing]")
 {
     // A crumpled sheet with one NaN particle, scanned over a range that starts and ends inside lane

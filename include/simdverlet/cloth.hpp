@@ -82,6 +82,10 @@ struct ClothData
     std::optional<PidController<T>> grab;
     bool removed = false;
 };
+
+/// The library's own way into a cloth's world (render_mesh reads its state and constraints),
+/// without widening the handle's public surface.
+struct ClothAccess;
 } // namespace detail
 
 /// Live handle of a cloth. Copies address the same cloth. It refers to its simulation's world,
@@ -233,6 +237,7 @@ class Cloth
   private:
     template <class U>
     friend Cloth<U> add_cloth(Simulation<U>& sim, ClothOptions<U> options);
+    friend struct detail::ClothAccess;
 
     explicit Cloth(std::shared_ptr<detail::ClothData<T>> data) : m_data(std::move(data)) {}
 
@@ -254,6 +259,22 @@ class Cloth
 
 namespace detail
 {
+struct ClothAccess
+{
+    template <class T>
+    static World<T>& world(const Cloth<T>& cloth)
+    {
+        return cloth.world();
+    }
+
+    /// Identifies the cloth itself, not the handle: copies of a handle give the same key.
+    template <class T>
+    static const void* key(const Cloth<T>& cloth) noexcept
+    {
+        return cloth.m_data.get();
+    }
+};
+
 template <class T>
 void check_cloth_options(const Simulation<T>& sim, const ClothOptions<T>& o)
 {

@@ -758,6 +758,145 @@ void gather_wind(const WindGrid<T>& g, std::size_t first, std::size_t last, bool
 }
 
 // ---------------------------------------------------------------------------------------------
+// render normals on a grid cloth
+
+/// Which sides of a grid particle have neighbours: false on the sheet's border. Uniform over a
+/// lane group (the vector twin runs interior columns only), so a missing side is a branch, and
+/// nothing outside the grid is ever read.
+struct GridSides
+{
+    bool left, right, up, down;
+};
+
+/// n += a x b where `intact`, written once over V.
+template <class V, class M>
+inline void add_cross_if(std::array<V, 3>& n, const std::array<V, 3>& a, const std::array<V, 3>& b, const M& intact)
+{
+    using T = simd::Scalar<V>;
+    const V zero(T(0));
+    n[0] = n[0] + simd::select(intact, a[1] * b[2] - a[2] * b[1], zero);
+    n[1] = n[1] + simd::select(intact, a[2] * b[0] - a[0] * b[2], zero);
+    n[2] = n[2] + simd::select(intact, a[0] * b[1] - a[1] * b[0], zero);
+}
+
+/// The area-weighted normal (not yet unit) of grid particle(s) p: the sum of the cross products of
+/// its six triangles (the cells split along p00-p11, as the wind splits them), taken as a fan
+/// around p through R, DR, D, L, UL, U. A triangle counts while both of its grid edges are live
+/// (the right slot of the edge's left end, the down slot of its upper end); a torn or cut edge
+/// drops the two triangles beside it. Written once over V; one fixed order, so the twins agree.
+template <class V, class T>
+std::array<V, 3> fan_normal(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t p, std::size_t width,
+                            const GridSides& sides, bool all_intact)
+{
+    const V zero(T(0));
+    const std::ptrdiff_t w = std::ptrdiff_t(width);
+    const T* const xs[3] = {s.x, s.y, s.z};
+    std::array<V, 3> x;
+    for (int k = 0; k < 3; ++k)
+        x[k] = simd::load_at<V>(xs[k] + p);
+    const auto edge = [&](std::ptrdiff_t offset) {
+        std::array<V, 3> e;
+        for (int k = 0; k < 3; ++k)
+            e[k] = simd::load_at<V>(xs[k] + std::ptrdiff_t(p) + offset) - x[k];
+        return e;
+    };
+    // With every spring of the grid live (known from the triangle count) the edges need not be
+    // read: an all-true mask selects the same values, so the bits are the same either way.
+    const auto live = [&](int slot, std::ptrdiff_t offset) {
+        return all_intact ? V(T(1)) > zero : simd::load_at<V>(c.stiffness[slot] + std::ptrdiff_t(p) + offset) > zero;
+    };
+    const auto across = [&](std::ptrdiff_t offset) { return live(kGridRight, offset); }; // right slot of p + offset
+    const auto along = [&](std::ptrdiff_t offset) { return live(kGridDown, offset); };   // down slot of p + offset
+    std::array<V, 3> n = {zero, zero, zero};
+    const auto add = [&](const std::array<V, 3>& a, const std::array<V, 3>& b, const auto& intact) {
+        add_cross_if(n, a, b, intact);
+    };
+    if (sides.right && sides.down)
+    {
+        const auto r = edge(1), dr = edge(w + 1), d = edge(w);
+        add(r, dr, across(0) && along(1));
+        add(dr, d, across(w) && along(0));
+    }
+    if (sides.down && sides.left)
+        add(edge(w), edge(-1), across(-1) && along(0));
+    if (sides.left && sides.up)
+    {
+        const auto l = edge(-1), ul = edge(-w - 1), u = edge(-w);
+        add(l, ul, across(-1) && along(-w - 1));
+        add(ul, u, across(-w - 1) && along(-w));
+    }
+    if (sides.up && sides.right)
+        add(edge(-w), edge(1), across(0) && along(-w));
+    return n;
+}
+
+/// n scaled to unit length; (0, 0, 1) where it has none (a particle in no intact triangle, or in
+/// collapsed ones only), so a renderer never meets a zero or NaN normal.
+template <class V>
+std::array<V, 3> unit_or_up(const std::array<V, 3>& n)
+{
+    using T = simd::Scalar<V>;
+    const V zero(T(0)), one(T(1));
+    const V length = simd::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    const auto usable = (length > zero) && (length < V(std::numeric_limits<T>::infinity()));
+    const V inv = one / simd::select(usable, length, one);
+    return {simd::select(usable, n[0] * inv, zero), simd::select(usable, n[1] * inv, zero),
+            simd::select(usable, n[2] * inv, one)};
+}
+
+/// Render vertices of rows [first_row, last_row) of a width x height grid stored row by row from
+/// `base`: positions and unit normals into positions[particle - base] and normals[particle - base]
+/// as (x, y, z) triples of T. `all_intact` promises that every spring of the grid is live, and
+/// skips reading them. The vector twin takes whole batches of interior columns; the border columns
+/// and the leftovers take the scalar twin, the same arithmetic, so neither the path nor the row
+/// split changes a bit.
+template <class Arch, class T>
+void grid_vertices(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base, std::size_t width,
+                   std::size_t height, std::size_t first_row, std::size_t last_row, bool vectorized, bool all_intact,
+                   T* positions, T* normals)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const auto write = [](T* out, std::size_t local, const auto& v) {
+        simd::store_interleaved3(out + 3 * local, v[0], v[1], v[2]);
+    };
+    const auto vertex = [&](auto lanes, std::size_t local, const GridSides& sides) {
+        using V = typename decltype(lanes)::type;
+        const std::size_t p = base + local;
+        write(positions, local,
+              std::array<V, 3>{simd::load_at<V>(s.x + p), simd::load_at<V>(s.y + p), simd::load_at<V>(s.z + p)});
+        write(normals, local, unit_or_up(fan_normal<V>(s, c, p, width, sides, all_intact)));
+    };
+    for (std::size_t r = first_row; r < std::min(last_row, height); ++r)
+    {
+        const bool up = r > 0, down = r + 1 < height;
+        const std::size_t row = r * width;
+        std::size_t col = 0;
+        const auto one = [&] {
+            vertex(std::type_identity<T>{}, row + col,
+                   {.left = col > 0, .right = col + 1 < width, .up = up, .down = down});
+        };
+        one(); // column 0
+        if (vectorized && width >= L + 2)
+        {
+            // Whole batches of interior columns, the last one moved back to end at column
+            // width - 2: it recomputes a few columns, with the same bits, instead of leaving up to
+            // a batch of them to the scalar twin.
+            const GridSides interior{.left = true, .right = true, .up = up, .down = down};
+            for (col = 1; col + L < width; col += L)
+                vertex(std::type_identity<B>{}, row + col, interior);
+            if (col < width - 1)
+                vertex(std::type_identity<B>{}, row + width - 1 - L, interior);
+            col = width - 1;
+        }
+        else
+            col = 1;
+        for (; col < width; ++col)
+            one();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // tearing scan
 
 /// |length - rest| / rest for a spring along d with rest length `rest`, written once over V.

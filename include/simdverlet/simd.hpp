@@ -3,6 +3,7 @@
 // the horizontal sum, the index type a gather needs, and the alignment of the allocator.
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <concepts>
@@ -470,6 +471,62 @@ auto present_lanes(const std::int32_t* index)
         using I = IndexBatch<T, Arch>;
         return index_mask<T, Arch>(load_indices<T, Arch>(index) >= I(0));
     }
+}
+
+/// Stores three batches interleaved at out (unaligned): x0 y0 z0 x1 y1 z1 ..., a batch of
+/// particles' coordinates into an array of 3-vectors. On AVX-512 two two-source permutes make each
+/// of the three output registers; elsewhere the lanes go through the stack and the compiler
+/// shuffles them. Either way the values are copied, not computed: the bits are the same.
+template <class T, class Arch>
+void store_interleaved3(T* out, const Batch<T, Arch>& x, const Batch<T, Arch>& y, const Batch<T, Arch>& z)
+{
+    constexpr std::size_t L = Batch<T, Arch>::size;
+#if XSIMD_WITH_AVX512F
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>)
+    {
+        // Output register k holds elements 16k .. 16k + 15 (8k .. for double) of the interleaved
+        // run: element g is coordinate g % 3 of particle g / 3. The first permute picks x or y,
+        // the second puts z in the slots the first left.
+        using Index = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+        constexpr auto indices = [] {
+            std::array<std::array<Index, L>, 6> idx{};
+            for (std::size_t k = 0; k < 3; ++k)
+                for (std::size_t e = 0; e < L; ++e)
+                {
+                    const std::size_t g = k * L + e, p = g / 3, c = g % 3;
+                    idx[k][e] = Index(c == 0 ? p : c == 1 ? L + p : 0);
+                    idx[3 + k][e] = Index(c == 2 ? L + p : e);
+                }
+            return idx;
+        }();
+        for (std::size_t k = 0; k < 3; ++k)
+        {
+            const __m512i first = _mm512_loadu_si512(indices[k].data());
+            const __m512i second = _mm512_loadu_si512(indices[3 + k].data());
+            if constexpr (sizeof(T) == 4)
+                _mm512_storeu_ps(out + k * L, _mm512_permutex2var_ps(_mm512_permutex2var_ps(x, first, y), second, z));
+            else
+                _mm512_storeu_pd(out + k * L, _mm512_permutex2var_pd(_mm512_permutex2var_pd(x, first, y), second, z));
+        }
+        return;
+    }
+#endif
+    alignas(kAlignment) T lanes[3][L];
+    x.store_aligned(lanes[0]);
+    y.store_aligned(lanes[1]);
+    z.store_aligned(lanes[2]);
+    for (std::size_t l = 0; l < L; ++l)
+        for (std::size_t k = 0; k < 3; ++k)
+            out[3 * l + k] = lanes[k][l];
+}
+
+/// The scalar twin: one particle's (x, y, z).
+template <std::floating_point T>
+void store_interleaved3(T* out, T x, T y, T z)
+{
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
 }
 
 } // namespace simdverlet::simd

@@ -13,6 +13,7 @@
 #include "measure.hpp"
 #include "mesh_collider.hpp"
 #include "motion.hpp"
+#include "render_mesh.hpp"
 #include "reorder.hpp"
 #include "self_collision.hpp"
 #include "simd.hpp"

@@ -245,6 +245,25 @@ bool crosses(const Point2<T>& p, const Point2<T>& q, const Point2<T>& a, const P
     const double d1 = orient(a, b, p), d2 = orient(a, b, q), d3 = orient(p, q, a), d4 = orient(p, q, b);
     return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
 }
+
+/// Clears every live spring whose two ends satisfy crossed(position i, position j), both halves
+/// of a pair together; returns how many springs it cut (a pair counts once).
+template <class T, class Crossed>
+std::size_t cut_where(Simulation<T>& sim, Crossed&& crossed)
+{
+    auto& k = sim.constraints();
+    const auto& s = sim.state();
+    std::size_t cuts = 0;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        for (int slot = 0; slot < 4; ++slot)
+        {
+            if (!k.live(i, slot) || !crossed(s.position(i), s.position(std::size_t(k.neighbour(i, slot)))))
+                continue;
+            clear_pair(k, i, slot);
+            ++cuts;
+        }
+    return cuts;
+}
 } // namespace detail
 
 /// Clears every live spring whose segment, seen in `view`, crosses the stroke a-b; both halves of
@@ -260,21 +279,46 @@ std::size_t cut(Simulation<T>& sim, const Vec3<T>& a, const Vec3<T>& b, ViewPlan
     if (pa.u == pb.u && pa.v == pb.v)
         detail::raise<std::invalid_argument>("simdverlet: cut stroke from (" + detail::number(pa.u) + ", " +
                                              detail::number(pa.v) + ") has zero length in its view plane");
-    auto& k = sim.constraints();
-    const auto& s = sim.state();
-    std::size_t cuts = 0;
-    for (std::size_t i = 0; i < sim.size(); ++i)
-        for (int slot = 0; slot < 4; ++slot)
-        {
-            if (!k.live(i, slot))
-                continue;
-            const auto j = std::size_t(k.neighbour(i, slot));
-            if (!detail::crosses(detail::in_view(s.position(i), view), detail::in_view(s.position(j), view), pa, pb))
-                continue;
-            detail::clear_pair(k, i, slot);
-            ++cuts;
-        }
-    return cuts;
+    return detail::cut_where(sim, [&](const Vec3<T>& p, const Vec3<T>& q) {
+        return detail::crosses(detail::in_view(p, view), detail::in_view(q, view), pa, pb);
+    });
+}
+
+/// The knife of a perspective view: clears every live spring that crosses the wedge swept by the
+/// rays from `eye` through the stroke a-b, which is what a stroke drawn on the screen of a camera
+/// at `eye` covers at every depth. Springs with an end behind the eye (on the far side of the
+/// plane through the eye facing the stroke) are left alone. Both halves of a symmetric pair go
+/// together; returns the number of springs cut. Throws std::invalid_argument, changing nothing,
+/// for a non-finite point, a stroke end at the eye or behind it, or a stroke of zero length.
+template <class T>
+std::size_t cut_from_eye(Simulation<T>& sim, const Vec3<T>& eye, const Vec3<T>& a, const Vec3<T>& b)
+{
+    if (!eye.allFinite() || !a.allFinite() || !b.allFinite())
+        detail::raise<std::invalid_argument>("simdverlet: cut_from_eye: a point is not finite");
+    // Work in double: the wedge test divides by depths that can be small.
+    const Vec3<double> e = eye.template cast<double>(), da = a.template cast<double>() - e,
+                       db = b.template cast<double>() - e;
+    const Vec3<double> forward = da.normalized() + db.normalized();
+    if (!(da.norm() > 0) || !(db.norm() > 0) || !(forward.norm() > 1e-12))
+        detail::raise<std::invalid_argument>("simdverlet: cut_from_eye: a stroke end is at the eye or the stroke "
+                                             "runs through it");
+    const Vec3<double> n = forward.normalized();
+    const Vec3<double> across = db - da - n * n.dot(db - da);
+    if (!(da.dot(n) > 0) || !(db.dot(n) > 0) || !(across.norm() > 0))
+        detail::raise<std::invalid_argument>("simdverlet: cut_from_eye: the stroke has zero length as seen from "
+                                             "the eye");
+    // Central projection onto the plane at unit depth along n: a straight segment in front of the
+    // eye stays straight, so the wedge test becomes the 2-D crossing test of `cut`.
+    const Vec3<double> u = across.normalized(), v = n.cross(u);
+    const auto project = [&](const Vec3<double>& d) {
+        const double depth = d.dot(n);
+        return detail::Point2<double>{d.dot(u) / depth, d.dot(v) / depth};
+    };
+    const auto pa = project(da), pb = project(db);
+    return detail::cut_where(sim, [&](const Vec3<T>& p, const Vec3<T>& q) {
+        const Vec3<double> dp = p.template cast<double>() - e, dq = q.template cast<double>() - e;
+        return dp.dot(n) > 0 && dq.dot(n) > 0 && detail::crosses(project(dp), project(dq), pa, pb);
+    });
 }
 
 } // namespace simdverlet
