@@ -768,15 +768,18 @@ struct GridSides
     bool left, right, up, down;
 };
 
-/// n += a x b where `intact`, written once over V.
+/// n += a x b where `intact`, written once over V; `intact` = true (a bool) adds unmasked.
 template <class V, class M>
-inline void add_cross_if(std::array<V, 3>& n, const std::array<V, 3>& a, const std::array<V, 3>& b, const M& intact)
+SIMDVERLET_INLINE void add_cross_if(std::array<V, 3>& n, const std::array<V, 3>& a, const std::array<V, 3>& b,
+                                    const M& intact)
 {
     using T = simd::Scalar<V>;
-    const V zero(T(0));
-    n[0] = n[0] + simd::select(intact, a[1] * b[2] - a[2] * b[1], zero);
-    n[1] = n[1] + simd::select(intact, a[2] * b[0] - a[0] * b[2], zero);
-    n[2] = n[2] + simd::select(intact, a[0] * b[1] - a[1] * b[0], zero);
+    const std::array<V, 3> cross = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    for (std::size_t k = 0; k < 3; ++k)
+        if constexpr (std::is_same_v<M, bool>)
+            n[k] = n[k] + (intact ? cross[k] : V(T(0)));
+        else
+            n[k] = n[k] + simd::select(intact, cross[k], V(T(0)));
 }
 
 /// The area-weighted normal (not yet unit) of grid particle(s) p: the sum of the cross products of
@@ -800,8 +803,23 @@ std::array<V, 3> fan_normal(const StateArrays<T>& s, const ConstraintArrays<T>& 
             e[k] = simd::load_at<V>(xs[k] + std::ptrdiff_t(p) + offset) - x[k];
         return e;
     };
-    // With every spring of the grid live (known from the triangle count) the edges need not be
-    // read: an all-true mask selects the same values, so the bits are the same either way.
+    if (all_intact && sides.left && sides.right && sides.up && sides.down)
+    {
+        // Every spring of the grid live (known from the triangle count) and all six triangles
+        // there: nothing to read or mask, and the six cross products of the ring R, DR, D, L, UL,
+        // U regroup into four, R x DR + DR x D = DR x (D - R) and L x UL + UL x U = UL x (U - L).
+        const auto r = edge(1), dr = edge(w + 1), d = edge(w), l = edge(-1), ul = edge(-w - 1), u = edge(-w);
+        const std::array<V, 3> d_r = {d[0] - r[0], d[1] - r[1], d[2] - r[2]};
+        const std::array<V, 3> u_l = {u[0] - l[0], u[1] - l[1], u[2] - l[2]};
+        std::array<V, 3> n = {zero, zero, zero};
+        add_cross_if(n, dr, d_r, true);
+        add_cross_if(n, ul, u_l, true);
+        add_cross_if(n, d, l, true);
+        add_cross_if(n, u, r, true);
+        return n;
+    }
+    // A border particle of a whole sheet skips reading the springs too: an all-true mask selects
+    // what a read one would.
     const auto live = [&](int slot, std::ptrdiff_t offset) {
         return all_intact ? V(T(1)) > zero : simd::load_at<V>(c.stiffness[slot] + std::ptrdiff_t(p) + offset) > zero;
     };
@@ -833,7 +851,7 @@ std::array<V, 3> fan_normal(const StateArrays<T>& s, const ConstraintArrays<T>& 
 /// n scaled to unit length; (0, 0, 1) where it has none (a particle in no intact triangle, or in
 /// collapsed ones only), so a renderer never meets a zero or NaN normal.
 template <class V>
-std::array<V, 3> unit_or_up(const std::array<V, 3>& n)
+SIMDVERLET_INLINE std::array<V, 3> unit_or_up(const std::array<V, 3>& n)
 {
     using T = simd::Scalar<V>;
     const V zero(T(0)), one(T(1));

@@ -15,6 +15,16 @@
 
 #include <xsimd/xsimd.hpp>
 
+// Forces inlining of the small SIMD helpers a hot loop calls per lane group: GCC otherwise keeps
+// some out of line, and a call passes its batches through memory and ends in a vzeroupper.
+#if defined(__GNUC__) || defined(__clang__)
+#    define SIMDVERLET_INLINE [[gnu::always_inline]] inline
+#elif defined(_MSC_VER)
+#    define SIMDVERLET_INLINE __forceinline
+#else
+#    define SIMDVERLET_INLINE inline
+#endif
+
 namespace simdverlet::simd
 {
 
@@ -478,7 +488,8 @@ auto present_lanes(const std::int32_t* index)
 /// of the three output registers; elsewhere the lanes go through the stack and the compiler
 /// shuffles them. Either way the values are copied, not computed: the bits are the same.
 template <class T, class Arch>
-void store_interleaved3(T* out, const Batch<T, Arch>& x, const Batch<T, Arch>& y, const Batch<T, Arch>& z)
+SIMDVERLET_INLINE void store_interleaved3(T* out, const Batch<T, Arch>& x, const Batch<T, Arch>& y,
+                                          const Batch<T, Arch>& z)
 {
     constexpr std::size_t L = Batch<T, Arch>::size;
 #if XSIMD_WITH_AVX512F
@@ -522,7 +533,7 @@ void store_interleaved3(T* out, const Batch<T, Arch>& x, const Batch<T, Arch>& y
 
 /// The scalar twin: one particle's (x, y, z).
 template <std::floating_point T>
-void store_interleaved3(T* out, T x, T y, T z)
+SIMDVERLET_INLINE void store_interleaved3(T* out, T x, T y, T z)
 {
     out[0] = x;
     out[1] = y;
