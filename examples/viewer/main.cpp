@@ -386,6 +386,8 @@ class App
     {
         if (ImGui::GetIO().WantCaptureMouse && action == GLFW_PRESS)
             return;
+        if (m_options.frames == 0)
+            m_pointer = mouse(); // where the click happened, not where the last frame left the mouse
         const Eigen::Vector2f p = m_pointer;
         if (button == GLFW_MOUSE_BUTTON_LEFT && action == GLFW_PRESS)
         {
