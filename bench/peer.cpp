@@ -7,6 +7,7 @@
 
 #include <simdverlet/simdverlet.hpp>
 
+#include "peer_scene.hpp"
 #include "threads.hpp"
 #include "timing.hpp"
 
@@ -20,14 +21,9 @@ void BM_hanging_256(benchmark::State& bench)
     const int substeps = int(bench.range(1));
     const int threads = int(bench.range(2));
     Simulation<float> sim;
-    add_cloth(sim, {.width = 256,
-                    .height = 256,
-                    .spacing = 0.5f,
-                    .stiffness = stiffness,
-                    .curvature_strength = 0.0f,
-                    .pinned = [](int, int r) { return r == 0; }});
+    benchmarking::add_peer_sheet(sim, stiffness);
     benchmarking::use_threads(sim, threads);
-    const StepParams<float> frame{.dt = 1.0f / 60.0f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
+    const StepParams<float> frame = benchmarking::peer_frame(substeps);
     for (int f = 0; f < 180; ++f)
         sim.step(frame);
     const double strain = peak_strain(sim);

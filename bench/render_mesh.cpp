@@ -8,6 +8,7 @@
 
 #include <simdverlet/simdverlet.hpp>
 
+#include "peer_scene.hpp"
 #include "threads.hpp"
 
 namespace
@@ -16,16 +17,11 @@ using namespace simdverlet;
 
 void BM_render_mesh(benchmark::State& bench)
 {
-    const int side = int(bench.range(0)), threads = int(bench.range(1));
+    const int threads = int(bench.range(1));
     Simulation<float> sim;
-    const auto cloth = add_cloth(sim, {.width = side,
-                                       .height = side,
-                                       .spacing = 0.5f,
-                                       .stiffness = 110000.0f,
-                                       .curvature_strength = 0.0f,
-                                       .pinned = [](int, int r) { return r == 0; }});
+    const auto cloth = benchmarking::add_peer_sheet(sim, 110000.0f);
     benchmarking::use_threads(sim, threads);
-    const StepParams<float> frame{.dt = 1.0f / 60.0f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = 6};
+    const StepParams<float> frame = benchmarking::peer_frame(6);
     for (int f = 0; f < 180; ++f)
         sim.step(frame);
     RenderMesh<float> mesh;
@@ -55,7 +51,7 @@ void BM_render_mesh(benchmark::State& bench)
 }
 } // namespace
 
-BENCHMARK(BM_render_mesh)
+BENCHMARK(BM_render_mesh) // the first argument names the side, which the peer scene fixes at 256
     ->ArgNames({"", "threads"})
     ->Args({256, 1})
     ->Args({256, 2})

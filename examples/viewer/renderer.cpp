@@ -109,19 +109,25 @@ out vec4 colour;
 void main() { colour = vec4(v_colour, 1.0); }
 )";
 
+/// Throws with the driver's log when `status` of `object` (a shader or a program) is false.
+void require(GLuint object, GLenum status, void (*get)(GLuint, GLenum, GLint*),
+             void (*get_log)(GLuint, GLsizei, GLsizei*, GLchar*), const char* what)
+{
+    GLint ok = 0;
+    get(object, status, &ok);
+    if (ok)
+        return;
+    char log[2048];
+    get_log(object, sizeof log, nullptr, log);
+    throw std::runtime_error(std::string("viewer: ") + what + ": " + log);
+}
+
 GLuint compile(GLenum kind, const char* source)
 {
     const GLuint shader = glCreateShader(kind);
     glShaderSource(shader, 1, &source, nullptr);
     glCompileShader(shader);
-    GLint ok = 0;
-    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-    if (!ok)
-    {
-        char log[2048];
-        glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-        throw std::runtime_error(std::string("viewer: shader does not compile: ") + log);
-    }
+    require(shader, GL_COMPILE_STATUS, glGetShaderiv, glGetShaderInfoLog, "shader does not compile");
     return shader;
 }
 
@@ -134,14 +140,7 @@ GLuint link(const char* vertex, const char* fragment)
     glLinkProgram(program);
     glDeleteShader(vs);
     glDeleteShader(fs);
-    GLint ok = 0;
-    glGetProgramiv(program, GL_LINK_STATUS, &ok);
-    if (!ok)
-    {
-        char log[2048];
-        glGetProgramInfoLog(program, sizeof log, nullptr, log);
-        throw std::runtime_error(std::string("viewer: shader program does not link: ") + log);
-    }
+    require(program, GL_LINK_STATUS, glGetProgramiv, glGetProgramInfoLog, "shader program does not link");
     return program;
 }
 

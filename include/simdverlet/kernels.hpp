@@ -607,6 +607,16 @@ void walk_candidates_scalar(const StateArrays<T>& s, const std::uint32_t* who, s
 }
 
 // ---------------------------------------------------------------------------------------------
+// triangles on a grid cloth (wind, render normals)
+
+/// a x b, written once over V.
+template <class V>
+SIMDVERLET_INLINE std::array<V, 3> cross(const std::array<V, 3>& a, const std::array<V, 3>& b)
+{
+    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+// ---------------------------------------------------------------------------------------------
 // wind on a grid cloth
 
 /// A cloth's grid as the wind kernels see it: `height` rows of `width` particles from `base`,
@@ -644,15 +654,14 @@ std::array<V, 3> wind_share(const std::array<V, 3> (&x)[3], const std::array<V, 
     const V zero(T(0));
     const std::array<V, 3> e1 = {x[1][0] - x[0][0], x[1][1] - x[0][1], x[1][2] - x[0][2]};
     const std::array<V, 3> e2 = {x[2][0] - x[0][0], x[2][1] - x[0][1], x[2][2] - x[0][2]};
-    const std::array<V, 3> cross = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
-                                    e1[0] * e2[1] - e1[1] * e2[0]};
-    const V twice_area = simd::sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]);
+    const std::array<V, 3> normal = cross(e1, e2);
+    const V twice_area = simd::sqrt(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]);
     const auto has_area = twice_area > zero;
     const V inv_twice_area = simd::select(has_area, V(T(1)) / twice_area, zero);
     const auto relative = [&](int k) { return air[k] - (moved[0][k] + moved[1][k] + moved[2][k]) * third_per_dt; };
     const std::array<V, 3> u = {relative(0), relative(1), relative(2)};
     const V speed = simd::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-    const std::array<V, 3> n = {cross[0] * inv_twice_area, cross[1] * inv_twice_area, cross[2] * inv_twice_area};
+    const std::array<V, 3> n = {normal[0] * inv_twice_area, normal[1] * inv_twice_area, normal[2] * inv_twice_area};
     const V un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
     const V scale = twice_area * speed * V(T(1) / T(6)); // half the doubled area, a third to each corner
     const auto share = [&](int k) {
@@ -774,12 +783,12 @@ SIMDVERLET_INLINE void add_cross_if(std::array<V, 3>& n, const std::array<V, 3>&
                                     const M& intact)
 {
     using T = simd::Scalar<V>;
-    const std::array<V, 3> cross = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+    const std::array<V, 3> c = cross(a, b);
     for (std::size_t k = 0; k < 3; ++k)
         if constexpr (std::is_same_v<M, bool>)
-            n[k] = n[k] + (intact ? cross[k] : V(T(0)));
+            n[k] = n[k] + (intact ? c[k] : V(T(0)));
         else
-            n[k] = n[k] + simd::select(intact, cross[k], V(T(0)));
+            n[k] = n[k] + simd::select(intact, c[k], V(T(0)));
 }
 
 /// The area-weighted normal (not yet unit) of grid particle(s) p: the sum of the cross products of
@@ -826,25 +835,22 @@ std::array<V, 3> fan_normal(const StateArrays<T>& s, const ConstraintArrays<T>& 
     const auto across = [&](std::ptrdiff_t offset) { return live(kGridRight, offset); }; // right slot of p + offset
     const auto along = [&](std::ptrdiff_t offset) { return live(kGridDown, offset); };   // down slot of p + offset
     std::array<V, 3> n = {zero, zero, zero};
-    const auto add = [&](const std::array<V, 3>& a, const std::array<V, 3>& b, const auto& intact) {
-        add_cross_if(n, a, b, intact);
-    };
     if (sides.right && sides.down)
     {
         const auto r = edge(1), dr = edge(w + 1), d = edge(w);
-        add(r, dr, across(0) && along(1));
-        add(dr, d, across(w) && along(0));
+        add_cross_if(n, r, dr, across(0) && along(1));
+        add_cross_if(n, dr, d, across(w) && along(0));
     }
     if (sides.down && sides.left)
-        add(edge(w), edge(-1), across(-1) && along(0));
+        add_cross_if(n, edge(w), edge(-1), across(-1) && along(0));
     if (sides.left && sides.up)
     {
         const auto l = edge(-1), ul = edge(-w - 1), u = edge(-w);
-        add(l, ul, across(-1) && along(-w - 1));
-        add(ul, u, across(-w - 1) && along(-w));
+        add_cross_if(n, l, ul, across(-1) && along(-w - 1));
+        add_cross_if(n, ul, u, across(-w - 1) && along(-w));
     }
     if (sides.up && sides.right)
-        add(edge(-w), edge(1), across(0) && along(-w));
+        add_cross_if(n, edge(-w), edge(1), across(0) && along(-w));
     return n;
 }
 
@@ -865,9 +871,9 @@ SIMDVERLET_INLINE std::array<V, 3> unit_or_up(const std::array<V, 3>& n)
 /// Render vertices of rows [first_row, last_row) of a width x height grid stored row by row from
 /// `base`: positions and unit normals into positions[particle - base] and normals[particle - base]
 /// as (x, y, z) triples of T. `all_intact` promises that every spring of the grid is live, and
-/// skips reading them. The vector twin takes whole batches of interior columns; the border columns
-/// and the leftovers take the scalar twin, the same arithmetic, so neither the path nor the row
-/// split changes a bit.
+/// skips reading them. The vector twin takes batches of interior columns, the last one overlapping
+/// its neighbour; the two border columns take the scalar twin, the same arithmetic, so neither the
+/// path nor the row split changes a bit.
 template <class Arch, class T>
 void grid_vertices(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base, std::size_t width,
                    std::size_t height, std::size_t first_row, std::size_t last_row, bool vectorized, bool all_intact,

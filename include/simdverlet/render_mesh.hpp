@@ -37,8 +37,6 @@ struct RenderMeshSource
 {
     const void* cloth = nullptr;   ///< the cloth's identity (not its handle's)
     std::uint64_t constraints = 0; ///< the constraint set's edit stamp
-    std::size_t particles = 0;     ///< the cloth's particle count then
-    bool complete = false;         ///< every spring of the grid was live: all 2 (w - 1)(h - 1) triangles drawn
     friend bool operator==(const RenderMeshSource&, const RenderMeshSource&) = default;
 };
 
@@ -81,9 +79,14 @@ void fill_topology(RenderMesh<T>& mesh, const ConstraintArrays<T>& c, std::size_
                 mesh.triangles[drawn++] = {u32(p00), u32(p11), u32(p01)};
         }
     mesh.triangles.resize(drawn);
-    // Every right and down slot of the grid is an edge of some triangle, so all triangles drawn
-    // means every spring the normals read is live.
-    mesh.source.complete = drawn == 2 * (w - 1) * (h - 1);
+}
+
+/// Whether `mesh` holds all of a width x height grid's 2 (w - 1)(h - 1) triangles. Every right and
+/// down slot of the grid is an edge of some triangle, so then every spring the normals read is live.
+template <class T>
+bool is_whole(const RenderMesh<T>& mesh, std::size_t width, std::size_t height)
+{
+    return mesh.triangles.size() == 2 * (width - 1) * (height - 1);
 }
 } // namespace detail
 
@@ -104,14 +107,13 @@ void render_mesh_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
     const std::size_t width = std::size_t(cloth.width()), height = std::size_t(cloth.height());
     // Topology first: the vertex pass needs to know whether every spring is live.
     const RenderMeshSource source{.cloth = detail::ClothAccess::key(cloth),
-                                  .constraints = world.constraints().edit_stamp(),
-                                  .particles = n,
-                                  .complete = mesh.source.complete};
+                                  .constraints = world.constraints().edit_stamp()};
     if (mesh.source != source || mesh.uvs.size() != n)
     {
-        mesh.source = source;
         detail::fill_topology(mesh, c, base, cloth.width(), cloth.height());
+        mesh.source = source;
     }
+    const bool whole = detail::is_whole(mesh, width, height);
     mesh.positions.resize(n);
     mesh.normals.resize(n);
     T* const positions = mesh.positions.data()->data();
@@ -119,8 +121,8 @@ void render_mesh_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
     // Over the executor in whole rows, like the curvature: a chunk takes the rows that start in it.
     world.for_each_chunk(n, [&](std::size_t b, std::size_t e) {
         const std::size_t first = (b + width - 1) / width, last = (e + width - 1) / width;
-        kernels::grid_vertices<xsimd::default_arch>(s, c, base, width, height, first, last, world.vectorized(),
-                                                    mesh.source.complete, positions, normals);
+        kernels::grid_vertices<xsimd::default_arch>(s, c, base, width, height, first, last, world.vectorized(), whole,
+                                                    positions, normals);
     });
 }
 
