@@ -795,10 +795,12 @@ SIMDVERLET_INLINE void add_cross_if(std::array<V, 3>& n, const std::array<V, 3>&
 /// its six triangles (the cells split along p00-p11, as the wind splits them), taken as a fan
 /// around p through R, DR, D, L, UL, U. A triangle counts while both of its grid edges are live
 /// (the right slot of the edge's left end, the down slot of its upper end); a torn or cut edge
-/// drops the two triangles beside it. Written once over V; one fixed order, so the twins agree.
-template <class V, class T>
-std::array<V, 3> fan_normal(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t p, std::size_t width,
-                            const GridSides& sides, bool all_intact)
+/// drops the two triangles beside it. `Whole` promises every spring of the grid live, so no
+/// spring is read and nothing is masked. Written once over V; one fixed order, so the twins agree.
+/// Forced inline: the sides are branches on values the caller's loop holds fixed.
+template <bool Whole, class V, class T>
+SIMDVERLET_INLINE std::array<V, 3> fan_normal(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t p,
+                                              std::size_t width, const GridSides& sides)
 {
     const V zero(T(0));
     const std::ptrdiff_t w = std::ptrdiff_t(width);
@@ -806,51 +808,52 @@ std::array<V, 3> fan_normal(const StateArrays<T>& s, const ConstraintArrays<T>& 
     std::array<V, 3> x;
     for (int k = 0; k < 3; ++k)
         x[k] = simd::load_at<V>(xs[k] + p);
-    const auto edge = [&](std::ptrdiff_t offset) {
+    const auto edge = [&](std::ptrdiff_t offset) SIMDVERLET_LAMBDA_INLINE {
         std::array<V, 3> e;
         for (int k = 0; k < 3; ++k)
             e[k] = simd::load_at<V>(xs[k] + std::ptrdiff_t(p) + offset) - x[k];
         return e;
     };
-    if (all_intact && sides.left && sides.right && sides.up && sides.down)
-    {
-        // Every spring of the grid live (known from the triangle count) and all six triangles
-        // there: nothing to read or mask, and the six cross products of the ring R, DR, D, L, UL,
-        // U regroup into four, R x DR + DR x D = DR x (D - R) and L x UL + UL x U = UL x (U - L).
-        const auto r = edge(1), dr = edge(w + 1), d = edge(w), l = edge(-1), ul = edge(-w - 1), u = edge(-w);
-        const std::array<V, 3> d_r = {d[0] - r[0], d[1] - r[1], d[2] - r[2]};
-        const std::array<V, 3> u_l = {u[0] - l[0], u[1] - l[1], u[2] - l[2]};
-        std::array<V, 3> n = {zero, zero, zero};
-        add_cross_if(n, dr, d_r, true);
-        add_cross_if(n, ul, u_l, true);
-        add_cross_if(n, d, l, true);
-        add_cross_if(n, u, r, true);
-        return n;
-    }
-    // A border particle of a whole sheet skips reading the springs too: an all-true mask selects
-    // what a read one would.
-    const auto live = [&](int slot, std::ptrdiff_t offset) {
-        return all_intact ? V(T(1)) > zero : simd::load_at<V>(c.stiffness[slot] + std::ptrdiff_t(p) + offset) > zero;
-    };
-    const auto across = [&](std::ptrdiff_t offset) { return live(kGridRight, offset); }; // right slot of p + offset
-    const auto along = [&](std::ptrdiff_t offset) { return live(kGridDown, offset); };   // down slot of p + offset
     std::array<V, 3> n = {zero, zero, zero};
+    if constexpr (Whole)
+        if (sides.left && sides.right && sides.up && sides.down)
+        {
+            // All six triangles there: the six cross products of the ring R, DR, D, L, UL, U
+            // regroup into four, R x DR + DR x D = DR x (D - R) and L x UL + UL x U = UL x (U - L).
+            const auto r = edge(1), dr = edge(w + 1), d = edge(w), l = edge(-1), ul = edge(-w - 1), u = edge(-w);
+            const std::array<V, 3> d_r = {d[0] - r[0], d[1] - r[1], d[2] - r[2]};
+            const std::array<V, 3> u_l = {u[0] - l[0], u[1] - l[1], u[2] - l[2]};
+            add_cross_if(n, dr, d_r, true);
+            add_cross_if(n, ul, u_l, true);
+            add_cross_if(n, d, l, true);
+            add_cross_if(n, u, r, true);
+            return n;
+        }
+    // Whether the triangle on the edges (right slot of p + a, down slot of p + b) is intact: a
+    // constant true on a whole sheet, which add_cross_if adds unmasked.
+    const auto intact = [&](std::ptrdiff_t a, std::ptrdiff_t b) SIMDVERLET_LAMBDA_INLINE {
+        if constexpr (Whole)
+            return true;
+        else
+            return simd::load_at<V>(c.stiffness[kGridRight] + std::ptrdiff_t(p) + a) > zero &&
+                   simd::load_at<V>(c.stiffness[kGridDown] + std::ptrdiff_t(p) + b) > zero;
+    };
     if (sides.right && sides.down)
     {
         const auto r = edge(1), dr = edge(w + 1), d = edge(w);
-        add_cross_if(n, r, dr, across(0) && along(1));
-        add_cross_if(n, dr, d, across(w) && along(0));
+        add_cross_if(n, r, dr, intact(0, 1));
+        add_cross_if(n, dr, d, intact(w, 0));
     }
     if (sides.down && sides.left)
-        add_cross_if(n, edge(w), edge(-1), across(-1) && along(0));
+        add_cross_if(n, edge(w), edge(-1), intact(-1, 0));
     if (sides.left && sides.up)
     {
         const auto l = edge(-1), ul = edge(-w - 1), u = edge(-w);
-        add_cross_if(n, l, ul, across(-1) && along(-w - 1));
-        add_cross_if(n, ul, u, across(-w - 1) && along(-w));
+        add_cross_if(n, l, ul, intact(-1, -w - 1));
+        add_cross_if(n, ul, u, intact(-w - 1, -w));
     }
     if (sides.up && sides.right)
-        add_cross_if(n, edge(-w), edge(1), across(0) && along(-w));
+        add_cross_if(n, edge(-w), edge(1), intact(0, -w));
     return n;
 }
 
@@ -870,54 +873,60 @@ SIMDVERLET_INLINE std::array<V, 3> unit_or_up(const std::array<V, 3>& n)
 
 /// Render vertices of rows [first_row, last_row) of a width x height grid stored row by row from
 /// `base`: positions and unit normals into positions[particle - base] and normals[particle - base]
-/// as (x, y, z) triples of T. `all_intact` promises that every spring of the grid is live, and
-/// skips reading them. The vector twin takes batches of interior columns, the last one overlapping
-/// its neighbour; the two border columns take the scalar twin, the same arithmetic, so neither the
-/// path nor the row split changes a bit.
-template <class Arch, class T>
-void grid_vertices(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base, std::size_t width,
-                   std::size_t height, std::size_t first_row, std::size_t last_row, bool vectorized, bool all_intact,
-                   T* positions, T* normals)
+/// as (x, y, z) triples of T; fan_normal's `Whole` as there. The vector twin takes batches of
+/// interior columns, the last one overlapping its neighbour; the two border columns take the
+/// scalar twin, the same arithmetic, so neither the path nor the row split changes a bit.
+template <bool Whole, class Arch, class T>
+void grid_vertex_rows(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base, std::size_t width,
+                      std::size_t height, std::size_t first_row, std::size_t last_row, bool vectorized, T* positions,
+                      T* normals)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
-    const auto write = [](T* out, std::size_t local, const auto& v) {
-        simd::store_interleaved3(out + 3 * local, v[0], v[1], v[2]);
-    };
-    const auto vertex = [&](auto lanes, std::size_t local, const GridSides& sides) {
+    const auto vertex = [&](auto lanes, std::size_t local, const GridSides& sides) SIMDVERLET_LAMBDA_INLINE {
         using V = typename decltype(lanes)::type;
         const std::size_t p = base + local;
-        write(positions, local,
-              std::array<V, 3>{simd::load_at<V>(s.x + p), simd::load_at<V>(s.y + p), simd::load_at<V>(s.z + p)});
-        write(normals, local, unit_or_up(fan_normal<V>(s, c, p, width, sides, all_intact)));
+        simd::store_interleaved3(positions + 3 * local, simd::load_at<V>(s.x + p), simd::load_at<V>(s.y + p),
+                                 simd::load_at<V>(s.z + p));
+        const std::array<V, 3> n = unit_or_up(fan_normal<Whole, V>(s, c, p, width, sides));
+        simd::store_interleaved3(normals + 3 * local, n[0], n[1], n[2]);
     };
     for (std::size_t r = first_row; r < std::min(last_row, height); ++r)
     {
         const bool up = r > 0, down = r + 1 < height;
         const std::size_t row = r * width;
-        std::size_t col = 0;
-        const auto one = [&] {
-            vertex(std::type_identity<T>{}, row + col,
-                   {.left = col > 0, .right = col + 1 < width, .up = up, .down = down});
-        };
-        one(); // column 0
+        const std::size_t last = width - 1;
+        vertex(std::type_identity<T>{}, row, {.left = false, .right = width > 1, .up = up, .down = down});
+        std::size_t col = 1;
         if (vectorized && width >= L + 2)
         {
             // Whole batches of interior columns, the last one moved back to end at column
             // width - 2: it recomputes a few columns, with the same bits, instead of leaving up to
             // a batch of them to the scalar twin.
             const GridSides interior{.left = true, .right = true, .up = up, .down = down};
-            for (col = 1; col + L < width; col += L)
+            for (; col + L < width; col += L)
                 vertex(std::type_identity<B>{}, row + col, interior);
-            if (col < width - 1)
-                vertex(std::type_identity<B>{}, row + width - 1 - L, interior);
-            col = width - 1;
+            if (col < last)
+                vertex(std::type_identity<B>{}, row + last - L, interior);
+            col = last;
         }
-        else
-            col = 1;
-        for (; col < width; ++col)
-            one();
+        for (; col < last; ++col)
+            vertex(std::type_identity<T>{}, row + col, {.left = true, .right = true, .up = up, .down = down});
+        if (last > 0)
+            vertex(std::type_identity<T>{}, row + last, {.left = true, .right = false, .up = up, .down = down});
     }
+}
+
+/// grid_vertex_rows with `all_intact` as its `Whole`, chosen once for the rows.
+template <class Arch, class T>
+void grid_vertices(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t base, std::size_t width,
+                   std::size_t height, std::size_t first_row, std::size_t last_row, bool vectorized, bool all_intact,
+                   T* positions, T* normals)
+{
+    if (all_intact)
+        grid_vertex_rows<true, Arch>(s, c, base, width, height, first_row, last_row, vectorized, positions, normals);
+    else
+        grid_vertex_rows<false, Arch>(s, c, base, width, height, first_row, last_row, vectorized, positions, normals);
 }
 
 // ---------------------------------------------------------------------------------------------

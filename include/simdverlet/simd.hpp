@@ -17,12 +17,16 @@
 
 // Forces inlining of the small SIMD helpers a hot loop calls per lane group: GCC otherwise keeps
 // some out of line, and a call passes its batches through memory and ends in a vzeroupper.
+// SIMDVERLET_LAMBDA_INLINE does the same for a lambda, written after its parameter list.
 #if defined(__GNUC__) || defined(__clang__)
 #    define SIMDVERLET_INLINE [[gnu::always_inline]] inline
+#    define SIMDVERLET_LAMBDA_INLINE __attribute__((always_inline))
 #elif defined(_MSC_VER)
 #    define SIMDVERLET_INLINE __forceinline
+#    define SIMDVERLET_LAMBDA_INLINE
 #else
 #    define SIMDVERLET_INLINE inline
+#    define SIMDVERLET_LAMBDA_INLINE
 #endif
 
 namespace simdverlet::simd
