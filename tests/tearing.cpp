@@ -292,19 +292,25 @@ TEST_CASE("cut_from_eye refuses strokes it cannot see, naming the problem and cu
     CHECK(live_slots(sim) == before);
 }
 
-TEST_CASE("the vector strain scan reports the scalar scan's springs, in the same order, to the same bits", "[tearing]")
+TEST_CASE("the vector strain scan reports the scalar scan's springs, each once, to the same bits", "[tearing]")
 {
     // A crumpled sheet with one NaN particle, scanned over a range that starts and ends inside lane
-    // groups: every live spring with a positive rest past the limit (or NaN) is reported, slot by
-    // slot in particle order, exactly as the plain loop below finds them.
+    // groups: every live spring with a positive rest past the limit (or NaN) is reported once, with
+    // the strain the plain loop below computes. The scan reports lane group by lane group, so the
+    // paths' orders differ (the tearing stage sorts); both are put in (particle, slot) order here.
     REQUIRE(simd::kLanes<float> > 1);
     auto sim = guide_sheet<float>(60.0f, 21, 9);
     jitter(sim, 0.3f);
     sim.constraints().set_slot(40, kDown, 150, 0.0f, 60.0f); // rest 0: no strain to speak of
-    sim.constraints().set_stiffness(41, kRight, 0.0f);       // present but not live
+    sim.constraints().set_stiffness(45, kRight, 0.0f);       // present but not live
     auto a = sim.state().arrays_view();
     a.x[77] = std::numeric_limits<float>::quiet_NaN();
     const auto c = sim.constraints().arrays_view();
+    // The spring switched off is stretched far past the limit: the scan reads stiffness only for
+    // springs past it, and must drop this one there.
+    REQUIRE(c.neighbour[kRight][45] == 46);
+    const auto off = std::size_t(c.neighbour[kRight][45]);
+    a.x[off] += 2.0f;
     const std::size_t begin = 3, end = sim.size() - 5;
     const float limit = 0.25f;
     struct Found
@@ -324,8 +330,8 @@ TEST_CASE("the vector strain scan reports the scalar scan's springs, in the same
     kernels::find_strained<xsimd::default_arch>(a, c, begin, end, limit, false, [&](float v, std::size_t i, int s) {
         scalar.push_back({v, i, s});
     });
-    for (int s = 0; s < 4; ++s)
-        for (std::size_t i = begin; i < end; ++i)
+    for (std::size_t i = begin; i < end; ++i)
+        for (int s = 0; s < 4; ++s)
         {
             if (!(c.stiffness[s][i] > 0.0f) || !(c.rest[s][i] > 0.0f))
                 continue;
@@ -336,9 +342,19 @@ TEST_CASE("the vector strain scan reports the scalar scan's springs, in the same
                 plain.push_back({strain, i, s});
         }
     std::printf("strain scan: %zu of the range's springs past %.2f\n", plain.size(), double(limit));
+    const float off_dx = a.x[off] - a.x[45], off_dy = a.y[off] - a.y[45], off_dz = a.z[off] - a.z[45];
+    CHECK(std::abs(std::sqrt(off_dx * off_dx + off_dy * off_dy + off_dz * off_dz) - c.rest[kRight][45]) >
+          limit * c.rest[kRight][45]);
+    CHECK(std::none_of(vector.begin(), vector.end(), [](const Found& f) { return f.i == 45 && f.s == kRight; }));
     CHECK(plain.size() > 50);
     // The NaN particle's four springs and its four neighbours' springs to it.
     CHECK(std::count_if(plain.begin(), plain.end(), [](const Found& f) { return std::isnan(f.strain); }) == 8);
+    const auto by_spring = [](std::vector<Found>& found) {
+        std::stable_sort(found.begin(), found.end(),
+                         [](const Found& p, const Found& q) { return p.i != q.i ? p.i < q.i : p.s < q.s; });
+    };
+    by_spring(vector);
+    by_spring(scalar);
     CHECK(vector == plain);
     CHECK(scalar == plain);
 }

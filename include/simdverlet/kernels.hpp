@@ -619,60 +619,84 @@ SIMDVERLET_INLINE std::array<V, 3> cross(const std::array<V, 3>& a, const std::a
 // ---------------------------------------------------------------------------------------------
 // wind on a grid cloth
 
-/// A cloth's grid as the wind kernels see it: `height` rows of `width` particles from `base`,
-/// two triangles per cell (lower: p00 p10 p11; upper: p00 p11 p01), and scratch arrays holding
-/// each triangle's share of its force, one slot per cell at index `kWindPad` + cell, where cell =
-/// row x width + column. The slots before the first cell, the last column's and the last row's stay
-/// zero, so every particle reads its six triangles at fixed offsets with no test for the border.
+/// A cloth's grid as the wind kernels see it: `height` rows of `width` particles from `base`, two
+/// triangles per cell (lower: p00 p10 p11; upper: p00 p11 p01), cell = row x width + column.
 template <class T>
 struct WindGrid
 {
     StateArrays<T> s;
     std::size_t base, width, height;
-    T* lower[3];               ///< per axis, (width + 1) + width x height values (+ a batch of slack)
-    T* upper[3];               ///< likewise
-    const T* lower_wind[3];    ///< the air at each lower triangle's centroid; nullptr: `wind` everywhere
-    const T* upper_wind[3];    ///< likewise for the upper triangles
-    T wind[3];                 ///< the steady wind
-    T pressure, skin_friction; ///< WindOptions' coefficients
-    T third_per_dt;            ///< 1 / (3 dt): the mean of three corners' motions as a velocity
+    const T* lower_wind[3]; ///< the air at each lower triangle's centroid, by cell; nullptr: `wind`
+    const T* upper_wind[3]; ///< likewise for the upper triangles
+    T wind[3];              ///< the steady wind
+    T normal_share;         ///< (pressure - skin_friction) / 6, from WindOptions (see wind_share)
+    T tangent_share;        ///< skin_friction / 6
+    T third_per_dt;         ///< 1 / (3 dt): the mean of three corners' motions as a velocity
+};
 
-    /// Zeros before the first cell's slot: the reads of particle 0's neighbours up and left.
-    std::size_t pad() const noexcept { return width + 1; }
+/// Two rows of cells' triangle shares, the lower and upper triangle's per axis, and a row of
+/// zeros. A row holds a zero before column 0 and at column width - 1, where no cell is, and the
+/// zero row stands for the cells beyond the grid's first and last rows: every particle reads its
+/// six triangles at fixed offsets with no test for the border. The rows take turns as the pass
+/// moves down the grid, so the shares are read back from L1, not from a grid-sized array.
+template <class T>
+struct ShareRows
+{
+    T* data;            ///< size(width) values, zero where no cell is ever written
+    std::size_t stride; ///< stride_for(width)
+
+    static std::size_t stride_for(std::size_t width) noexcept { return width + 1 + simd::kPadLanes<T>; }
+    static std::size_t size(std::size_t width) noexcept { return 13 * stride_for(width); }
+
+    /// Row `turn` (0 or 1) of the lower (side 0) or upper (side 1) shares along axis k, at column 0.
+    T* row(std::size_t turn, int side, int k) const noexcept
+    {
+        return data + ((turn * 2 + std::size_t(side)) * 3 + std::size_t(k)) * stride + 1;
+    }
+    const T* zeros() const noexcept { return data + 12 * stride + 1; }
 };
 
 /// The force on triangle (a, b, c) shared by each of its corners, written once over V: the
 /// pressure along the normal, ~ (u . n) |u|, and skin friction along the rest of u, the air's
 /// velocity relative to the triangle's mean motion; times the area, a third to each corner. A
 /// collapsed triangle has no normal and feels nothing.
+///
+/// With N = (b - a) x (c - a), |N| twice the area and n = N / |N|, the share
+/// |N| |u| / 6 (pressure (u . n) n + skin (u - (u . n) n)) is
+/// normal_share (|N| |u| / |N|^2) (u . N) N + tangent_share |N| |u| u, with normal_share =
+/// (pressure - skin) / 6 and tangent_share = skin / 6: one square root, of |N|^2 |u|^2, and one
+/// division, where the direct form takes two of each kind.
 template <class V>
-std::array<V, 3> wind_share(const std::array<V, 3> (&x)[3], const std::array<V, 3> (&moved)[3],
-                            const std::array<V, 3>& air, const V& pressure, const V& skin_friction,
-                            const V& third_per_dt)
+SIMDVERLET_INLINE std::array<V, 3> wind_share(const std::array<V, 3> (&x)[3], const std::array<V, 3> (&moved)[3],
+                                              const std::array<V, 3>& air, const V& normal_share,
+                                              const V& tangent_share, const V& third_per_dt)
 {
     using T = simd::Scalar<V>;
     const V zero(T(0));
     const std::array<V, 3> e1 = {x[1][0] - x[0][0], x[1][1] - x[0][1], x[1][2] - x[0][2]};
     const std::array<V, 3> e2 = {x[2][0] - x[0][0], x[2][1] - x[0][1], x[2][2] - x[0][2]};
     const std::array<V, 3> normal = cross(e1, e2);
-    const V twice_area = simd::sqrt(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]);
-    const auto has_area = twice_area > zero;
-    const V inv_twice_area = simd::select(has_area, V(T(1)) / twice_area, zero);
-    const auto relative = [&](int k) { return air[k] - (moved[0][k] + moved[1][k] + moved[2][k]) * third_per_dt; };
+    const V area2 = normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]; // |N|^2
+    const auto has_area = area2 > zero;
+    const auto relative = [&](int k) SIMDVERLET_LAMBDA_INLINE {
+        return air[k] - (moved[0][k] + moved[1][k] + moved[2][k]) * third_per_dt;
+    };
     const std::array<V, 3> u = {relative(0), relative(1), relative(2)};
-    const V speed = simd::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-    const std::array<V, 3> n = {normal[0] * inv_twice_area, normal[1] * inv_twice_area, normal[2] * inv_twice_area};
-    const V un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
-    const V scale = twice_area * speed * V(T(1) / T(6)); // half the doubled area, a third to each corner
-    const auto share = [&](int k) {
-        return simd::select(has_area, scale * (pressure * un * n[k] + skin_friction * (u[k] - un * n[k])), zero);
+    const V area_speed = simd::sqrt(area2 * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2])); // |N| |u|
+    const V along = simd::select(has_area, area_speed / area2, zero) *
+                    (u[0] * normal[0] + u[1] * normal[1] + u[2] * normal[2]); // |u| (u . N) / |N|
+    const V normal_part = normal_share * along, tangent_part = tangent_share * area_speed;
+    const auto share = [&](int k) SIMDVERLET_LAMBDA_INLINE {
+        return simd::select(has_area, normal_part * normal[k] + tangent_part * u[k], zero);
     };
     return {share(0), share(1), share(2)};
 }
 
-/// The shares of the two triangles of cells [q, q + lanes of V), written to the scratch arrays.
+/// The shares of the two triangles of cells [q, q + lanes of V) (q = row x width + column),
+/// written at that column of `lower` and `upper`, one row per axis.
 template <class V, class T>
-void wind_cells(const WindGrid<T>& g, std::size_t q)
+SIMDVERLET_INLINE void wind_cells(const WindGrid<T>& g, std::size_t q, std::size_t column, T* const (&lower_out)[3],
+                                  T* const (&upper_out)[3])
 {
     const std::size_t p00 = g.base + q, corners[4] = {p00, p00 + 1, p00 + g.width + 1, p00 + g.width};
     T* const xs[3] = {g.s.x, g.s.y, g.s.z};
@@ -684,86 +708,100 @@ void wind_cells(const WindGrid<T>& g, std::size_t q)
             x[c][k] = simd::load_at<V>(xs[k] + corners[c]);
             moved[c][k] = x[c][k] - simd::load_at<V>(pxs[k] + corners[c]);
         }
-    const V pressure(g.pressure), skin(g.skin_friction), third_per_dt(g.third_per_dt);
-    const auto air = [&](const T* const(&field)[3]) {
+    const V normal_share(g.normal_share), tangent_share(g.tangent_share), third_per_dt(g.third_per_dt);
+    const auto air = [&](const T* const(&field)[3]) SIMDVERLET_LAMBDA_INLINE {
         std::array<V, 3> a;
         for (int k = 0; k < 3; ++k)
-            a[k] = field[0] ? simd::load_at<V>(field[k] + g.pad() + q) : V(g.wind[k]);
+            a[k] = field[0] ? simd::load_at<V>(field[k] + q) : V(g.wind[k]);
         return a;
     };
     const std::array<V, 3> lower_x[3] = {x[0], x[1], x[2]}, lower_moved[3] = {moved[0], moved[1], moved[2]};
     const std::array<V, 3> upper_x[3] = {x[0], x[2], x[3]}, upper_moved[3] = {moved[0], moved[2], moved[3]};
-    const auto lower = wind_share(lower_x, lower_moved, air(g.lower_wind), pressure, skin, third_per_dt);
-    const auto upper = wind_share(upper_x, upper_moved, air(g.upper_wind), pressure, skin, third_per_dt);
+    const auto lower = wind_share(lower_x, lower_moved, air(g.lower_wind), normal_share, tangent_share, third_per_dt);
+    const auto upper = wind_share(upper_x, upper_moved, air(g.upper_wind), normal_share, tangent_share, third_per_dt);
     for (int k = 0; k < 3; ++k)
     {
-        simd::store_at(g.lower[k] + g.pad() + q, lower[k]);
-        simd::store_at(g.upper[k] + g.pad() + q, upper[k]);
+        simd::store_at(lower_out[k] + column, lower[k]);
+        simd::store_at(upper_out[k] + column, upper[k]);
     }
 }
 
-/// Adds to particles [p, p + lanes of V) of the grid the shares of their six triangles: the
-/// two of their own cell (as p00), the lower one of the cell to the left (as p10), the upper one
-/// of the cell above (as p01) and both of the cell up and left (as p11). One fixed order.
+/// Adds to particles [p, p + lanes of V) of the grid, at `column` of their row, the shares of
+/// their six triangles: the two of their own cell (as p00) and the lower one of the cell to the
+/// left (as p10), from their row's shares; the upper one of the cell above (as p01) and both of
+/// the cell up and left (as p11), from the row above's. One fixed order.
 template <class V, class T>
-void wind_gather(const WindGrid<T>& g, std::size_t p)
+SIMDVERLET_INLINE void wind_gather(const WindGrid<T>& g, std::size_t p, std::size_t column, const T* const (&lower)[3],
+                                   const T* const (&upper)[3], const T* const (&lower_above)[3],
+                                   const T* const (&upper_above)[3])
 {
     T* const as[3] = {g.s.ax, g.s.ay, g.s.az};
-    const std::size_t at = g.pad() + p, w = g.width;
+    const std::size_t c = column;
     for (int k = 0; k < 3; ++k)
     {
-        const T *const lo = g.lower[k], *const up = g.upper[k];
-        const V own = simd::load_at<V>(lo + at) + simd::load_at<V>(up + at);
-        const V left_above = simd::load_at<V>(lo + at - 1) + simd::load_at<V>(up + at - w);
-        const V diagonal = simd::load_at<V>(lo + at - w - 1) + simd::load_at<V>(up + at - w - 1);
+        const V own = simd::load_at<V>(lower[k] + c) + simd::load_at<V>(upper[k] + c);
+        const V left_above = simd::load_at<V>(lower[k] + c - 1) + simd::load_at<V>(upper_above[k] + c);
+        const V diagonal = simd::load_at<V>(lower_above[k] + c - 1) + simd::load_at<V>(upper_above[k] + c - 1);
         simd::store_at(as[k] + g.base + p, simd::load_at<V>(as[k] + g.base + p) + ((own + left_above) + diagonal));
     }
 }
 
-/// The shares of cells [first, last) of a grid (cell = row x width + column) into its scratch
-/// arrays. `vectorized` runs whole batches through the vector twin and the rest through the scalar
-/// one, the same arithmetic, so neither the path nor the split changes a bit. Vector batches also
-/// fill last-column slots, which are not cells (their p10 is the next row's first particle):
-/// clear_wind_border zeroes them afterwards. The scalar twin skips them, and so does everything
-/// at the very last slot, whose p11 would lie past the cloth.
+/// The wind on particle rows [first_row, last_row) of a grid: row by row, the shares of the cells
+/// whose top-left corner is in the row go into one of `rows`' two turns, and the row gathers from
+/// them and from the row above's, computed just before (by this call: a call that starts below the
+/// first row computes the row above its first again, with the same bits). Vectorised, whole
+/// batches of columns run through the vector twin (the cells' last batch moved back to end at the
+/// last cell: it rewrites a few with the same bits) and the rest through the scalar one, the same
+/// arithmetic, so neither the path nor the row split changes a bit.
 template <class Arch, class T>
-void blow_on_cells(const WindGrid<T>& g, std::size_t first, std::size_t last, bool vectorized)
+void blow_on_rows(const WindGrid<T> g, const ShareRows<T> rows, std::size_t first_row, std::size_t last_row,
+                  bool vectorized)
 {
+    // g and rows by value: copies no store through their pointers can alias, so their fields stay
+    // in registers instead of being read again after every store.
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
-    const std::size_t end = std::min(last, (g.height - 1) * g.width - 1);
-    std::size_t q = first;
-    if (vectorized)
-        for (; q + L <= end; q += L)
-            wind_cells<B>(g, q);
-    for (; q < end; ++q)
-        if ((q + 1) % g.width != 0)
-            wind_cells<T>(g, q);
-}
-
-/// Zeroes the last column's slots after blow_on_cells: a grid's border particles have fewer
-/// than six triangles, and the gather reads zeros for the missing ones.
-template <class T>
-void clear_wind_border(const WindGrid<T>& g)
-{
-    for (std::size_t r = 0; r + 1 < g.height; ++r)
-        for (int k = 0; k < 3; ++k)
-            g.lower[k][g.pad() + r * g.width + g.width - 1] = g.upper[k][g.pad() + r * g.width + g.width - 1] = T(0);
-}
-
-/// Adds the six triangle shares of grid particles [first, last) (counted from the grid's base)
-/// into their accumulators, vectorised as blow_on_cells is.
-template <class Arch, class T>
-void gather_wind(const WindGrid<T>& g, std::size_t first, std::size_t last, bool vectorized)
-{
-    using B = simd::Batch<T, Arch>;
-    constexpr std::size_t L = B::size;
-    std::size_t p = first;
-    if (vectorized)
-        for (; p + L <= last; p += L)
-            wind_gather<B>(g, p);
-    for (; p < last; ++p)
-        wind_gather<T>(g, p);
+    const std::size_t w = g.width, cells = w - 1;
+    const bool batches = vectorized && cells >= L;
+    const auto fill = [&](std::size_t r) SIMDVERLET_LAMBDA_INLINE {
+        T* const lower[3] = {rows.row(r % 2, 0, 0), rows.row(r % 2, 0, 1), rows.row(r % 2, 0, 2)};
+        T* const upper[3] = {rows.row(r % 2, 1, 0), rows.row(r % 2, 1, 1), rows.row(r % 2, 1, 2)};
+        std::size_t c = 0;
+        if (batches)
+        {
+            for (; c + L <= cells; c += L)
+                wind_cells<B>(g, r * w + c, c, lower, upper);
+            if (c < cells)
+                wind_cells<B>(g, r * w + cells - L, cells - L, lower, upper);
+            c = cells;
+        }
+        for (; c < cells; ++c)
+            wind_cells<T>(g, r * w + c, c, lower, upper);
+    };
+    const std::size_t end = std::min(last_row, g.height);
+    if (first_row >= end)
+        return;
+    if (first_row > 0)
+        fill(first_row - 1);
+    const T* const zero = rows.zeros();
+    for (std::size_t r = first_row; r < end; ++r)
+    {
+        const bool below = r + 1 < g.height; // the row has cells of its own
+        if (below)
+            fill(r);
+        const auto own = [&](int side, int k) { return below ? rows.row(r % 2, side, k) : zero; };
+        const auto above = [&](int side, int k) { return r > 0 ? rows.row((r + 1) % 2, side, k) : zero; };
+        const T* const lower[3] = {own(0, 0), own(0, 1), own(0, 2)};
+        const T* const upper[3] = {own(1, 0), own(1, 1), own(1, 2)};
+        const T* const lower_above[3] = {above(0, 0), above(0, 1), above(0, 2)};
+        const T* const upper_above[3] = {above(1, 0), above(1, 1), above(1, 2)};
+        std::size_t c = 0;
+        if (vectorized)
+            for (; c + L <= w; c += L)
+                wind_gather<B>(g, r * w + c, c, lower, upper, lower_above, upper_above);
+        for (; c < w; ++c)
+            wind_gather<T>(g, r * w + c, c, lower, upper, lower_above, upper_above);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -955,66 +993,74 @@ struct StrainBounds
     }
 };
 
-/// Calls emit(strain, particle, slot) for each lane of the group at i, slot k, whose spring is live
+/// Calls emit(strain, particle, slot) for each lane of the group at i whose spring in a slot is live
 /// with a positive rest length and strained past max_strain (or NaN: a diverged sheet has nothing
-/// left to hold), lowest lane first. `in_range` masks the lanes as bits, lane l in bit l.
+/// left to hold), slot by slot, lowest lane first. `in_range` masks the lanes as bits, lane l in
+/// bit l. The four slots in one visit: the group's own positions are loaded once, and its slot
+/// arrays and neighbours are read while they are in cache. The scan is bound by what it reads, so
+/// the stiffness (live <=> stiffness > 0) is read only for the few springs past the limit: a slot
+/// with no neighbour has rest 0, or reads a real particle and is dropped there.
 template <class V, class T, class Emit>
-void strained_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, int k, std::size_t i, std::uint64_t in_range,
-                    T max_strain, const StrainBounds<T>& bounds, Emit& emit)
+SIMDVERLET_INLINE void strained_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i,
+                                      std::uint64_t in_range, T max_strain, const StrainBounds<T>& bounds, Emit& emit)
 {
     const V zero(T(0));
-    const V stiffness = simd::load_lanes<V>(c.stiffness[k] + i), rest = simd::load_lanes<V>(c.rest[k] + i);
-    const auto spring = (stiffness > zero) && (rest > zero); // live <=> stiffness > 0
-    if (!simd::any(spring))
-        return;
-    const auto at = simd::lane_index<V>(c.neighbour[k] + i, s.padded, true);
-    const V dx = simd::read_lanes<V>(s.x, at) - simd::load_lanes<V>(s.x + i);
-    const V dy = simd::read_lanes<V>(s.y, at) - simd::load_lanes<V>(s.y + i);
-    const V dz = simd::read_lanes<V>(s.z, at) - simd::load_lanes<V>(s.z + i);
-    const V length2 = dx * dx + dy * dy + dz * dz, rest2 = rest * rest;
-    const auto maybe = (length2 > rest2 * V(bounds.longer)) || (length2 < rest2 * V(bounds.shorter)) ||
-                       (length2 != length2);
-    if (!simd::any(spring && maybe))
-        return;
-    const V strain = spring_strain(dx, dy, dz, rest);
-    std::uint64_t over = simd::lane_bits(spring && ((strain > V(max_strain)) || (strain != strain))) & in_range;
-    if (over == 0)
-        return;
-    alignas(simd::kAlignment) T values[simd::kPadLanes<T>];
-    simd::store_at(values, strain);
-    for (; over != 0; over &= over - 1)
+    const V x = simd::load_lanes<V>(s.x + i), y = simd::load_lanes<V>(s.y + i), z = simd::load_lanes<V>(s.z + i);
+    for (int k = 0; k < 4; ++k)
     {
-        const int lane = std::countr_zero(over);
-        emit(values[lane], i + std::size_t(lane), k);
+        const V rest = simd::load_lanes<V>(c.rest[k] + i);
+        const auto spring = rest > zero;
+        if (!simd::any(spring))
+            continue;
+        const auto at = simd::lane_index<V>(c.neighbour[k] + i, s.padded, true);
+        const V dx = simd::read_lanes<V>(s.x, at) - x;
+        const V dy = simd::read_lanes<V>(s.y, at) - y;
+        const V dz = simd::read_lanes<V>(s.z, at) - z;
+        const V length2 = dx * dx + dy * dy + dz * dz, rest2 = rest * rest;
+        // Outside the bounds, or NaN: the complement of an ordered test that NaN fails.
+        const auto maybe = !((length2 <= rest2 * V(bounds.longer)) && (length2 >= rest2 * V(bounds.shorter)));
+        if (!simd::any(spring && maybe))
+            continue;
+        const V strain = spring_strain(dx, dy, dz, rest);
+        std::uint64_t over = simd::lane_bits(spring && ((strain > V(max_strain)) || (strain != strain))) & in_range;
+        if (over == 0)
+            continue;
+        alignas(simd::kAlignment) T values[simd::kPadLanes<T>];
+        simd::store_at(values, strain);
+        for (; over != 0; over &= over - 1)
+        {
+            const int lane = std::countr_zero(over);
+            if (c.stiffness[k][i + std::size_t(lane)] > T(0))
+                emit(values[lane], i + std::size_t(lane), k);
+        }
     }
 }
 
 /// Every spring of particles [begin, end) strained past max_strain, reported through
-/// emit(strain, particle, slot) slot by slot and in particle order within a slot. Vectorised, the
-/// whole batches go through the vector twin and the ends through the scalar one: the same
-/// arithmetic, so the same springs in the same order either way. Only the few over-strained
-/// springs leave the registers.
+/// emit(strain, particle, slot), lane group by lane group and slot by slot within a group (a
+/// group is one particle on the scalar path, so the two paths report the same springs with the
+/// same bits, in different orders: callers sort). Vectorised, the whole batches go through the
+/// vector twin and the ends through the scalar one. Only the few over-strained springs leave the
+/// registers.
 template <class Arch, class T, class Emit>
-void find_strained(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
+void find_strained(const StateArrays<T> s, const ConstraintArrays<T> c, std::size_t begin, std::size_t end,
                    T max_strain, bool vectorized, Emit&& emit)
 {
+    // s and c by value, as blow_on_rows takes its grid: emit's stores cannot alias the copies.
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
     constexpr std::uint64_t all = L == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << L) - 1;
     const StrainBounds<T> bounds(max_strain);
-    for (int k = 0; k < 4; ++k)
+    std::size_t i = begin;
+    if (vectorized)
     {
-        std::size_t i = begin;
-        if (vectorized)
-        {
-            for (const std::size_t aligned = std::min(end, (begin + L - 1) / L * L); i < aligned; ++i)
-                strained_lanes<T>(s, c, k, i, 1, max_strain, bounds, emit);
-            for (; i + L <= end; i += L)
-                strained_lanes<B>(s, c, k, i, all, max_strain, bounds, emit);
-        }
-        for (; i < end; ++i)
-            strained_lanes<T>(s, c, k, i, 1, max_strain, bounds, emit);
+        for (const std::size_t aligned = std::min(end, (begin + L - 1) / L * L); i < aligned; ++i)
+            strained_lanes<T>(s, c, i, 1, max_strain, bounds, emit);
+        for (; i + L <= end; i += L)
+            strained_lanes<B>(s, c, i, all, max_strain, bounds, emit);
     }
+    for (; i < end; ++i)
+        strained_lanes<T>(s, c, i, 1, max_strain, bounds, emit);
 }
 
 // ---------------------------------------------------------------------------------------------

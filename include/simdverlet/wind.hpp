@@ -6,6 +6,7 @@
 // why a sheet edge-on to the wind feels (almost) nothing.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <functional>
@@ -45,12 +46,13 @@ struct WindOptions
 
 namespace detail
 {
-/// One cloth's scratch for the wind kernels (kernels::WindGrid): triangle shares per cell, and the
-/// air at the triangles' centroids when a gust field sets it.
+/// One cloth's scratch for the wind kernels: two rows of triangle shares per executor chunk
+/// (kernels::ShareRows), and the air at the triangles' centroids, by cell, when a gust field sets it.
 template <class T>
 struct WindScratch
 {
-    std::vector<T> lower[3], upper[3], lower_wind[3], upper_wind[3];
+    std::vector<std::vector<T>> rows;
+    std::vector<T> lower_wind[3], upper_wind[3];
 };
 
 template <class T>
@@ -83,43 +85,31 @@ Vec3<T> wind_at(const WindData<T>& w, const Vec3<T>& p)
     return w.options.gust ? w.options.gust(p, w.time) : w.options.velocity;
 }
 
-/// The grid of `cloth` for the wind kernels, its scratch sized (zeros where no cell writes) and,
-/// under a gust field, the air sampled at every triangle's centroid.
+/// The grid of `cloth` for the wind kernels and, under a gust field, the air sampled at every
+/// triangle's centroid into its scratch.
 template <class T>
 kernels::WindGrid<T> wind_grid(const WindData<T>& w, const Cloth<T>& cloth, const StateArrays<T>& s,
                                WindScratch<T>& scratch, T inv_dt)
 {
     const auto width = std::size_t(cloth.width()), height = std::size_t(cloth.height());
-    const std::size_t size = width + 1 + width * height + simd::kPadLanes<T>;
-    const bool gusty = bool(w.options.gust);
-    const auto fit = [size](std::vector<T>& v) {
-        if (v.size() != size)
-            v.assign(size, T(0)); // once: what the kernels leave outside the cells stays zero
-    };
-    for (int k = 0; k < 3; ++k)
-    {
-        fit(scratch.lower[k]);
-        fit(scratch.upper[k]);
-        if (gusty)
-        {
-            fit(scratch.lower_wind[k]);
-            fit(scratch.upper_wind[k]);
-        }
-    }
     kernels::WindGrid<T> g{s,
                            cloth.base(),
                            width,
                            height,
-                           {scratch.lower[0].data(), scratch.lower[1].data(), scratch.lower[2].data()},
-                           {scratch.upper[0].data(), scratch.upper[1].data(), scratch.upper[2].data()},
                            {nullptr, nullptr, nullptr},
                            {nullptr, nullptr, nullptr},
                            {w.options.velocity.x(), w.options.velocity.y(), w.options.velocity.z()},
-                           w.options.pressure,
-                           w.options.skin_friction,
+                           (w.options.pressure - w.options.skin_friction) / T(6),
+                           w.options.skin_friction / T(6),
                            inv_dt / T(3)};
-    if (!gusty)
+    if (!w.options.gust)
         return g;
+    const std::size_t size = width * height + simd::kPadLanes<T>;
+    for (int k = 0; k < 3; ++k)
+    {
+        scratch.lower_wind[k].resize(size);
+        scratch.upper_wind[k].resize(size);
+    }
     const auto at = [&](std::size_t i) { return Vec3<T>(s.x[i], s.y[i], s.z[i]); };
     for (std::size_t r = 0; r + 1 < height; ++r)
         for (std::size_t c = 0; c + 1 < width; ++c)
@@ -129,8 +119,8 @@ kernels::WindGrid<T> wind_grid(const WindData<T>& w, const Cloth<T>& cloth, cons
             const Vec3<T> upper = w.options.gust((at(p00) + at(p11) + at(p00 + width)) / T(3), w.time);
             for (int k = 0; k < 3; ++k)
             {
-                scratch.lower_wind[k][g.pad() + cell] = lower[k];
-                scratch.upper_wind[k][g.pad() + cell] = upper[k];
+                scratch.lower_wind[k][cell] = lower[k];
+                scratch.upper_wind[k][cell] = upper[k];
             }
         }
     for (int k = 0; k < 3; ++k)
@@ -155,10 +145,11 @@ void blow(WindData<T>& w, State3<T>& state, T dt)
         s.ay[i] += f.y();
         s.az[i] += f.z();
     }
-    // Each cloth on its grid: every triangle's share computed once, then gathered by its three
-    // corners, so the work vectorises with no scatter and the vector and scalar paths agree.
-    // Both passes split over the executor; neither the split nor the path changes a bit. The world
-    // is alive: it owns this stage.
+    // Each cloth on its grid, row by row: every triangle's share computed once into two rows of
+    // scratch, then gathered by its three corners, so the work vectorises with no scatter, the
+    // shares are read back from L1, and the vector and scalar paths agree. The rows split over the
+    // executor, each chunk with its own scratch; neither the split nor the path changes a bit. The
+    // world is alive: it owns this stage.
     const auto world = w.world.lock();
     const bool vectorized = world->vectorized();
     w.scratch.resize(w.options.cloths.size());
@@ -167,14 +158,18 @@ void blow(WindData<T>& w, State3<T>& state, T dt)
         const auto& cloth = w.options.cloths[n];
         if (cloth.removed() || cloth.width() < 2 || cloth.height() < 2)
             continue;
-        const auto g = wind_grid(w, cloth, s, w.scratch[n], inv_dt);
-        const std::size_t cells = (g.height - 1) * g.width, particles = g.height * g.width;
-        world->for_each_chunk(cells, [&](std::size_t b, std::size_t e) {
-            kernels::blow_on_cells<xsimd::default_arch>(g, b, e, vectorized);
-        });
-        kernels::clear_wind_border(g);
-        world->for_each_chunk(particles, [&](std::size_t b, std::size_t e) {
-            kernels::gather_wind<xsimd::default_arch>(g, b, e, vectorized);
+        auto& scratch = w.scratch[n];
+        const auto g = wind_grid(w, cloth, s, scratch, inv_dt);
+        const std::size_t particles = g.height * g.width, size = kernels::ShareRows<T>::size(g.width);
+        scratch.rows.resize(std::max(scratch.rows.size(), world->chunk_count(particles)));
+        for (auto& rows : scratch.rows)
+            if (rows.size() != size)
+                rows.assign(size, T(0)); // once: what no cell writes stays zero
+        world->for_each_indexed_chunk(0, particles, [&](std::size_t chunk, std::size_t b, std::size_t e) {
+            // The rows that start in the chunk, as the render mesh splits them.
+            const kernels::ShareRows<T> rows{scratch.rows[chunk].data(), kernels::ShareRows<T>::stride_for(g.width)};
+            kernels::blow_on_rows<xsimd::default_arch>(g, rows, (b + g.width - 1) / g.width,
+                                                       (e + g.width - 1) / g.width, vectorized);
         });
     }
     w.time += dt;
