@@ -94,6 +94,34 @@ TEST_CASE("face-on, a sheet feels pressure x area x speed^2, shared by the trian
     CHECK(blow({5, 0, 0}, 1.0f, 0.1f, nullptr).x() == Approx(0.1 * area * 25.0).epsilon(1e-4));
 }
 
+TEST_CASE("the parted halves of a cut sheet feel the wind on their own areas, not on the gap between them", "[wind]")
+{
+    // The flat 20 x 10 sheet at spacing 0.5 with columns 10 to 19 laid 2 further along x, then cut
+    // between columns 9 and 10. Each half is 4.5 x 4.5; the nine cells across the cut span a gap
+    // 2.5 wide, 11.25 more area, which a wind that ignored the cut would blow on face-on.
+    Simulation<float> sim;
+    auto sheet = add_cloth(sim, {.curvature_strength = 0.0f, .position = [](int c, int r) {
+                                     return Vec3<float>(0.5f * float(c) + (c >= 10 ? 2.0f : 0.0f), 0.5f * float(r), 0);
+                                 }});
+    add_wind(sim, {.velocity = {0, 0, 5}, .cloths = {sheet}});
+    REQUIRE(cut(sim, Vec3<float>(5.75f, -1, 0), Vec3<float>(5.75f, 6, 0)) == 10); // a spring a row
+    std::vector<Vec3<double>> each;
+    sim.step({.iterations = 0}, [&](State3<float>& s, float) {
+        for (std::size_t i = 0; i < s.size(); ++i)
+            each.push_back(s.force(i).cast<double>());
+    });
+    Vec3<double> total = Vec3<double>::Zero();
+    for (const auto& f : each)
+        total += f;
+    CHECK(total.z() == Approx(2 * 4.5 * 4.5 * 25.0).epsilon(1e-4)); // 1012.5, not 1293.75
+    // A particle on the cut keeps the three triangles on its own side: (9, 5) is a corner of the
+    // lower triangle of cell (8, 5) and of both of cell (8, 4); (10, 5) of the two of cell (10, 5)
+    // and the upper one of cell (10, 4).
+    const double triangle = 0.125 * 25.0;
+    CHECK(each[5 * 20 + 9].z() == Approx(triangle).epsilon(1e-4));
+    CHECK(each[5 * 20 + 10].z() == Approx(triangle).epsilon(1e-4));
+}
+
 TEST_CASE("a cloth moving with the wind feels no wind", "[wind]")
 {
     Simulation<float> sim;

@@ -620,11 +620,16 @@ SIMDVERLET_INLINE std::array<V, 3> cross(const std::array<V, 3>& a, const std::a
 // wind on a grid cloth
 
 /// A cloth's grid as the wind kernels see it: `height` rows of `width` particles from `base`, two
-/// triangles per cell (lower: p00 p10 p11; upper: p00 p11 p01), cell = row x width + column.
+/// triangles per cell (lower: p00 p10 p11; upper: p00 p11 p01), cell = row x width + column. A
+/// triangle feels the wind while both of its grid edges are live springs (the right slot of the
+/// edge's left end, the down slot of its upper end), as the render mesh draws it: across a tear or
+/// a cut the two sides part, and a triangle spanning the gap would catch the wind on an area that
+/// grows as they separate.
 template <class T>
 struct WindGrid
 {
     StateArrays<T> s;
+    ConstraintArrays<T> c; ///< the springs, read for the triangles' edges
     std::size_t base, width, height;
     const T* lower_wind[3]; ///< the air at each lower triangle's centroid, by cell; nullptr: `wind`
     const T* upper_wind[3]; ///< likewise for the upper triangles
@@ -719,10 +724,15 @@ SIMDVERLET_INLINE void wind_cells(const WindGrid<T>& g, std::size_t q, std::size
     const std::array<V, 3> upper_x[3] = {x[0], x[2], x[3]}, upper_moved[3] = {moved[0], moved[2], moved[3]};
     const auto lower = wind_share(lower_x, lower_moved, air(g.lower_wind), normal_share, tangent_share, third_per_dt);
     const auto upper = wind_share(upper_x, upper_moved, air(g.upper_wind), normal_share, tangent_share, third_per_dt);
+    const V zero(T(0));
+    const auto live = [&](int slot, std::size_t p)
+                          SIMDVERLET_LAMBDA_INLINE { return simd::load_at<V>(g.c.stiffness[slot] + p) > zero; };
+    const auto lower_intact = live(kGridRight, corners[0]) && live(kGridDown, corners[1]); // p00-p10, p10-p11
+    const auto upper_intact = live(kGridDown, corners[0]) && live(kGridRight, corners[3]); // p00-p01, p01-p11
     for (int k = 0; k < 3; ++k)
     {
-        simd::store_at(lower_out[k] + column, lower[k]);
-        simd::store_at(upper_out[k] + column, upper[k]);
+        simd::store_at(lower_out[k] + column, simd::select(lower_intact, lower[k], zero));
+        simd::store_at(upper_out[k] + column, simd::select(upper_intact, upper[k], zero));
     }
 }
 

@@ -93,6 +93,7 @@ kernels::WindGrid<T> wind_grid(const WindData<T>& w, const Cloth<T>& cloth, cons
 {
     const auto width = std::size_t(cloth.width()), height = std::size_t(cloth.height());
     kernels::WindGrid<T> g{s,
+                           detail::ClothAccess::world(cloth).constraints().arrays_view(),
                            cloth.base(),
                            width,
                            height,
