@@ -616,6 +616,19 @@ SIMDVERLET_INLINE std::array<V, 3> cross(const std::array<V, 3>& a, const std::a
     return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
 }
 
+/// Whether the grid triangle(s) whose two grid edges are the right slot of `right_of` and the down
+/// slot of `down_of` are intact: both springs live (stiffness > 0). A cell's lower triangle
+/// p00 p10 p11 is (p00, p10), its upper one p00 p11 p01 is (p01, p00). The one rule the wind, the
+/// render normals and the render triangles share: a torn or cut edge drops the two triangles
+/// beside it. Written once over V (a bool for V = T).
+template <class V, class T>
+SIMDVERLET_INLINE auto grid_triangle_intact(const ConstraintArrays<T>& c, std::size_t right_of, std::size_t down_of)
+{
+    const V zero(T(0));
+    return simd::load_at<V>(c.stiffness[kGridRight] + right_of) > zero &&
+           simd::load_at<V>(c.stiffness[kGridDown] + down_of) > zero;
+}
+
 // ---------------------------------------------------------------------------------------------
 // wind on a grid cloth
 
@@ -664,16 +677,16 @@ struct ShareRows
 /// The force on triangle (a, b, c) shared by each of its corners, written once over V: the
 /// pressure along the normal, ~ (u . n) |u|, and skin friction along the rest of u, the air's
 /// velocity relative to the triangle's mean motion; times the area, a third to each corner. A
-/// collapsed triangle has no normal and feels nothing.
+/// collapsed triangle has no normal and feels nothing, nor does one that is not `intact`.
 ///
 /// With N = (b - a) x (c - a), |N| twice the area and n = N / |N|, the share
 /// |N| |u| / 6 (pressure (u . n) n + skin (u - (u . n) n)) is
 /// normal_share (|N| |u| / |N|^2) (u . N) N + tangent_share |N| |u| u, with normal_share =
 /// (pressure - skin) / 6 and tangent_share = skin / 6: one square root, of |N|^2 |u|^2, and one
 /// division, where the direct form takes two of each kind.
-template <class V>
+template <class V, class M>
 SIMDVERLET_INLINE std::array<V, 3> wind_share(const std::array<V, 3> (&x)[3], const std::array<V, 3> (&moved)[3],
-                                              const std::array<V, 3>& air, const V& normal_share,
+                                              const std::array<V, 3>& air, const M& intact, const V& normal_share,
                                               const V& tangent_share, const V& third_per_dt)
 {
     using T = simd::Scalar<V>;
@@ -682,17 +695,17 @@ SIMDVERLET_INLINE std::array<V, 3> wind_share(const std::array<V, 3> (&x)[3], co
     const std::array<V, 3> e2 = {x[2][0] - x[0][0], x[2][1] - x[0][1], x[2][2] - x[0][2]};
     const std::array<V, 3> normal = cross(e1, e2);
     const V area2 = normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]; // |N|^2
-    const auto has_area = area2 > zero;
+    const auto feels = intact && (area2 > zero);
     const auto relative = [&](int k) SIMDVERLET_LAMBDA_INLINE {
         return air[k] - (moved[0][k] + moved[1][k] + moved[2][k]) * third_per_dt;
     };
     const std::array<V, 3> u = {relative(0), relative(1), relative(2)};
     const V area_speed = simd::sqrt(area2 * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2])); // |N| |u|
-    const V along = simd::select(has_area, area_speed / area2, zero) *
+    const V along = simd::select(feels, area_speed / area2, zero) *
                     (u[0] * normal[0] + u[1] * normal[1] + u[2] * normal[2]); // |u| (u . N) / |N|
     const V normal_part = normal_share * along, tangent_part = tangent_share * area_speed;
     const auto share = [&](int k) SIMDVERLET_LAMBDA_INLINE {
-        return simd::select(has_area, normal_part * normal[k] + tangent_part * u[k], zero);
+        return simd::select(feels, normal_part * normal[k] + tangent_part * u[k], zero);
     };
     return {share(0), share(1), share(2)};
 }
@@ -722,17 +735,16 @@ SIMDVERLET_INLINE void wind_cells(const WindGrid<T>& g, std::size_t q, std::size
     };
     const std::array<V, 3> lower_x[3] = {x[0], x[1], x[2]}, lower_moved[3] = {moved[0], moved[1], moved[2]};
     const std::array<V, 3> upper_x[3] = {x[0], x[2], x[3]}, upper_moved[3] = {moved[0], moved[2], moved[3]};
-    const auto lower = wind_share(lower_x, lower_moved, air(g.lower_wind), normal_share, tangent_share, third_per_dt);
-    const auto upper = wind_share(upper_x, upper_moved, air(g.upper_wind), normal_share, tangent_share, third_per_dt);
-    const V zero(T(0));
-    const auto live = [&](int slot, std::size_t p)
-                          SIMDVERLET_LAMBDA_INLINE { return simd::load_at<V>(g.c.stiffness[slot] + p) > zero; };
-    const auto lower_intact = live(kGridRight, corners[0]) && live(kGridDown, corners[1]); // p00-p10, p10-p11
-    const auto upper_intact = live(kGridDown, corners[0]) && live(kGridRight, corners[3]); // p00-p01, p01-p11
+    const auto lower = wind_share(lower_x, lower_moved, air(g.lower_wind),
+                                  grid_triangle_intact<V>(g.c, corners[0], corners[1]), normal_share, tangent_share,
+                                  third_per_dt);
+    const auto upper = wind_share(upper_x, upper_moved, air(g.upper_wind),
+                                  grid_triangle_intact<V>(g.c, corners[3], corners[0]), normal_share, tangent_share,
+                                  third_per_dt);
     for (int k = 0; k < 3; ++k)
     {
-        simd::store_at(lower_out[k] + column, simd::select(lower_intact, lower[k], zero));
-        simd::store_at(upper_out[k] + column, simd::select(upper_intact, upper[k], zero));
+        simd::store_at(lower_out[k] + column, lower[k]);
+        simd::store_at(upper_out[k] + column, upper[k]);
     }
 }
 
@@ -883,8 +895,7 @@ SIMDVERLET_INLINE std::array<V, 3> fan_normal(const StateArrays<T>& s, const Con
         if constexpr (Whole)
             return true;
         else
-            return simd::load_at<V>(c.stiffness[kGridRight] + std::ptrdiff_t(p) + a) > zero &&
-                   simd::load_at<V>(c.stiffness[kGridDown] + std::ptrdiff_t(p) + b) > zero;
+            return grid_triangle_intact<V>(c, std::size_t(std::ptrdiff_t(p) + a), std::size_t(std::ptrdiff_t(p) + b));
     };
     if (sides.right && sides.down)
     {

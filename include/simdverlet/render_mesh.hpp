@@ -66,16 +66,17 @@ void fill_topology(RenderMesh<T>& mesh, const ConstraintArrays<T>& c, std::size_
     // capacity is there and nothing allocates.
     mesh.triangles.resize(2 * (w - 1) * (h - 1));
     std::size_t drawn = 0;
-    const auto across = [&](std::size_t i) { return c.stiffness[kernels::kGridRight][base + i] > T(0); };
-    const auto along = [&](std::size_t i) { return c.stiffness[kernels::kGridDown][base + i] > T(0); };
+    const auto intact = [&](std::size_t right_of, std::size_t down_of) {
+        return kernels::grid_triangle_intact<T>(c, base + right_of, base + down_of);
+    };
     for (std::size_t r = 0; r + 1 < h; ++r)
         for (std::size_t col = 0; col + 1 < w; ++col)
         {
             const std::size_t p00 = r * w + col, p10 = p00 + 1, p01 = p00 + w, p11 = p01 + 1;
             const auto u32 = [](std::size_t i) { return std::uint32_t(i); };
-            if (across(p00) && along(p10))
+            if (intact(p00, p10))
                 mesh.triangles[drawn++] = {u32(p00), u32(p10), u32(p11)};
-            if (across(p01) && along(p00))
+            if (intact(p01, p00))
                 mesh.triangles[drawn++] = {u32(p00), u32(p11), u32(p01)};
         }
     mesh.triangles.resize(drawn);
