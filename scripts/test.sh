@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, check the formatting (.clang-format), then configure, build and run the
 # tests with g++ and with clang++, warnings as errors (workflow presets `ci` and `ci-clang`,
-# build/dev and build/clang), again under the sanitizers (`asan`), and fuzz the simulation with
+# build/dev and build/clang), again under the sanitizers with clang++ (`asan`), and fuzz the simulation with
 # 6000 seeded inputs (`fuzz-smoke`, build/fuzz).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -10,5 +10,5 @@ bash scripts/install-deps.sh
 bash scripts/check-format.sh         # fails on any source clang-format would change
 cmake --workflow --preset ci
 cmake --workflow --preset ci-clang
-cmake --workflow --preset asan       # the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+cmake --workflow --preset asan       # the tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang++)
 cmake --workflow --preset fuzz-smoke # 6000 seeded libFuzzer inputs over the whole simulation (clang)
