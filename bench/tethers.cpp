@@ -12,8 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <simdverlet/simdverlet.hpp>
 
@@ -29,14 +32,11 @@ struct SwingResult
     double ms_per_frame = 0; ///< the steps alone, wall clock
 };
 
-/// Swings a side x side sheet at `spacing` down from horizontal for `frames` frames, calling
-/// bench.PauseTiming around each measurement of the strain and timing the steps on their own.
-template <class Setup>
-SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffness, const StepParams<float>& step,
-                  int frames, int threads, Setup setup)
+/// A side x side sheet without bending stiffness laid out horizontally (in the x-z plane; +y is
+/// down), pinned along row 0.
+Cloth<float> add_swinging_sheet(Simulation<float>& sim, int side, float spacing, float stiffness)
 {
-    Simulation<float> sim;
-    const auto sheet = add_cloth(
+    return add_cloth(
         sim,
         {.width = side,
          .height = side,
@@ -45,6 +45,16 @@ SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffn
          .curvature_strength = 0.0f,
          .pinned = [](int, int r) { return r == 0; },
          .position = [spacing](int c, int r) { return Vec3<float>(spacing * float(c), 0.0f, spacing * float(r)); }});
+}
+
+/// Swings a side x side sheet at `spacing` down from horizontal for `frames` frames, calling
+/// bench.PauseTiming around each measurement of the strain and timing the steps on their own.
+template <class Setup>
+SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffness, const StepParams<float>& step,
+                  int frames, int threads, Setup setup)
+{
+    Simulation<float> sim;
+    const auto sheet = add_swinging_sheet(sim, side, spacing, stiffness);
     setup(sim, sheet);
     benchmarking::use_threads(sim, threads);
     SwingResult r;
@@ -170,6 +180,174 @@ void BM_tether_limiter_order(benchmark::State& bench)
     bench.SetLabel(std::string(limiter_first ? "limiter, then tethers" : "tethers, then limiter") + ": peak " +
                    percent(r.peak) + ", last second " + percent(r.late));
 }
+
+/// Position sweeps along the columns of a side x side sheet pinned along row 0, tried against the
+/// swing and dropped (docs/performance.md, "Tethers, strain limiting and the swinging peer scene").
+/// Scalar prototypes kept here so that the numbers quoted can be made again; the library has
+/// neither. Both bound each column spring to [1 - bound, 1 + bound] x rest.
+struct ColumnSweep
+{
+    enum Kind
+    {
+        follow_the_leader, ///< each particle moved onto the bound from the one above, which stays
+        direct,            ///< one linearised solve of the whole column chain, mass-weighted
+    };
+    Kind kind;
+    int side;
+    float rest, bound;
+    std::vector<float> nx = {}, ny = {}, nz = {}, rhs = {}, diag = {}, off = {}, cp = {}, dp = {}, lambda = {};
+
+    void operator()(State3<float>& state)
+    {
+        const auto s = state.arrays_view();
+        for (int c = 0; c < side; ++c)
+            kind == follow_the_leader ? follow(s, c) : solve(s, c);
+    }
+    std::size_t at(int c, int r) const { return std::size_t(r) * std::size_t(side) + std::size_t(c); }
+    float clamp_length(float d) const { return std::clamp(d, rest * (1 - bound), rest * (1 + bound)); }
+    float inverse_mass(const StateArrays<float>& s, std::size_t i) const { return s.inv_mass ? s.inv_mass[i] : 1.0f; }
+
+    void follow(const StateArrays<float>& s, int c) const
+    {
+        for (int r = 1; r < side; ++r)
+        {
+            const std::size_t i = at(c, r), up = at(c, r - 1);
+            const float dx = s.x[i] - s.x[up], dy = s.y[i] - s.y[up], dz = s.z[i] - s.z[up];
+            const float d = std::sqrt(dx * dx + dy * dy + dz * dz);
+            if (d > 0 && clamp_length(d) != d && inverse_mass(s, i) > 0)
+            {
+                const float f = clamp_length(d) / d;
+                s.x[i] = s.x[up] + dx * f, s.y[i] = s.y[up] + dy * f, s.z[i] = s.z[up] + dz * f;
+            }
+        }
+    }
+
+    /// Spring r joins particles r - 1 and r of the column; the springs inside their bounds drop out
+    /// (an active set). J W J^T lambda = -C is tridiagonal: Thomas' algorithm, then each particle
+    /// moves by w (lambda_r n_r - lambda_{r+1} n_{r+1}).
+    void solve(const StateArrays<float>& s, int c)
+    {
+        const int n = side;
+        for (auto* v : {&nx, &ny, &nz, &rhs, &diag, &off, &cp, &dp, &lambda})
+            v->assign(std::size_t(n + 1), 0.0f);
+        const auto w = [&](int r) { return inverse_mass(s, at(c, r)); };
+        std::vector<char> active(std::size_t(n + 1), 0);
+        for (int r = 1; r < n; ++r)
+        {
+            const std::size_t i = at(c, r), up = at(c, r - 1);
+            const float dx = s.x[i] - s.x[up], dy = s.y[i] - s.y[up], dz = s.z[i] - s.z[up];
+            const float d = std::sqrt(dx * dx + dy * dy + dz * dz);
+            active[r] = d > 0 && clamp_length(d) != d && w(r - 1) + w(r) > 0;
+            const float inv = d > 0 ? 1 / d : 0.0f;
+            nx[r] = dx * inv, ny[r] = dy * inv, nz[r] = dz * inv;
+            rhs[r] = active[r] ? clamp_length(d) - d : 0.0f;
+            diag[r] = active[r] ? w(r - 1) + w(r) : 1.0f;
+        }
+        for (int r = 1; r + 1 < n; ++r)
+            off[r] = active[r] && active[r + 1] ? -w(r) * (nx[r] * nx[r + 1] + ny[r] * ny[r + 1] + nz[r] * nz[r + 1])
+                                                : 0.0f;
+        cp[1] = off[1] / diag[1], dp[1] = rhs[1] / diag[1];
+        for (int r = 2; r < n; ++r)
+        {
+            const float m = diag[r] - off[r - 1] * cp[r - 1];
+            cp[r] = off[r] / m, dp[r] = (rhs[r] - off[r - 1] * dp[r - 1]) / m;
+        }
+        lambda[n - 1] = dp[n - 1];
+        for (int r = n - 2; r >= 1; --r)
+            lambda[r] = dp[r] - cp[r] * lambda[r + 1];
+        for (int r = 0; r < n; ++r)
+        {
+            const std::size_t i = at(c, r);
+            const float mine = r > 0 ? lambda[r] : 0.0f, below = lambda[r + 1]; // lambda[n] is 0
+            s.x[i] += w(r) * (mine * nx[r] - below * nx[r + 1]);
+            s.y[i] += w(r) * (mine * ny[r] - below * ny[r + 1]);
+            s.z[i] += w(r) * (mine * nz[r] - below * nz[r + 1]);
+        }
+    }
+};
+
+/// The worst strain of a row spring (slot kClothRight) of `sheet`.
+double row_strain(const Simulation<float>& sim, const Cloth<float>& sheet)
+{
+    double worst = 0;
+    for (int r = 0; r < sheet.height(); ++r)
+        for (int c = 0; c + 1 < sheet.width(); ++c)
+        {
+            const double length = (sheet.position(c + 1, r) - sheet.position(c, r)).cast<double>().norm();
+            const double rest = double(sim.constraints().rest_length(sheet.index(c, r), kClothRight));
+            worst = std::max(worst, std::abs(length - rest) / rest);
+        }
+    return worst;
+}
+
+/// The swinging peer sheet with tethers and a column sweep (Args: sweep: 0 none, 1 follow the
+/// leader, 2 direct; stiffness; substeps), bounds 1 %. Besides the strains it reports how high the
+/// middle of the free edge rises above the pinned edge after the first second (`rise`, units; the
+/// pins are at height 0 and +y is down): a sheet that swings as a pendulum stays below its pins;
+/// the first frame (of 600, 60 a second) with a spring strained past 4 %; and the worst strain of
+/// a row spring over the swing (`rows_peak`).
+void BM_column_sweeps(benchmark::State& bench)
+{
+    const int sweep = int(bench.range(0));
+    const float stiffness = float(bench.range(1));
+    const int substeps = int(bench.range(2));
+    constexpr int kSide = 256, kFrames = 600;
+    constexpr float kSpacing = 0.5f;
+    const StepParams<float> step{
+        .dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
+    double peak = 0, late = 0, rise = -1e30, ms = 0, rows_peak = 0;
+    int diverged_at = -1, first_over = -1; // frames: the first to diverge, the first past 4 % strain
+    for (auto _ : bench)
+    {
+        Simulation<float> sim;
+        const auto sheet = add_swinging_sheet(sim, kSide, kSpacing, stiffness);
+        add_tethers(sim, sheet, TetherOptions<float>{});
+        if (sweep > 0)
+            sim.add_position_projection("column_sweep",
+                                        [columns = std::make_shared<ColumnSweep>(ColumnSweep{
+                                             .kind = sweep == 1 ? ColumnSweep::follow_the_leader : ColumnSweep::direct,
+                                             .side = kSide,
+                                             .rest = kSpacing,
+                                             .bound = 0.01f})](State3<float>& state, float) { (*columns)(state); });
+        using Clock = std::chrono::steady_clock;
+        Clock::duration stepping{};
+        peak = late = rows_peak = 0, rise = -1e30, diverged_at = first_over = -1;
+        const std::size_t edge_middle = sheet.index(kSide / 2, kSide - 1);
+        for (int frame = 0; frame < kFrames; ++frame)
+        {
+            const auto start = Clock::now();
+            sim.step(step);
+            stepping += Clock::now() - start;
+            bench.PauseTiming();
+            if (sim.diverged() && diverged_at < 0)
+                diverged_at = frame;
+            const double strain = peak_strain(sim);
+            peak = std::max(peak, strain);
+            rows_peak = std::max(rows_peak, row_strain(sim, sheet));
+            if (strain > 0.04 && first_over < 0)
+                first_over = frame;
+            if (frame >= kFrames - 60)
+                late = std::max(late, strain);
+            if (frame >= 60)
+                rise = std::max(rise, -double(sim.state().position(edge_middle).y()));
+            bench.ResumeTiming();
+        }
+        ms = 1e3 * std::chrono::duration<double>(stepping).count() / kFrames;
+    }
+    bench.counters["ms/frame"] = ms;
+    bench.counters["peak"] = peak;
+    bench.counters["tenth_second"] = late;
+    bench.counters["rise"] = rise;
+    bench.counters["diverged_at"] = diverged_at;
+    bench.counters["first_over_4%"] = first_over;
+    bench.counters["rows_peak"] = rows_peak;
+    static constexpr const char* kNames[] = {"tethers alone", "follow the leader", "direct column solve"};
+    char label[200];
+    std::snprintf(label, sizeof label, "%s: peak %s, tenth second %s, free edge rises %.1f above the pins%s",
+                  kNames[sweep], percent(peak).c_str(), percent(late).c_str(), rise,
+                  diverged_at >= 0 ? (", diverged at frame " + std::to_string(diverged_at)).c_str() : "");
+    bench.SetLabel(label);
+}
 } // namespace
 
 // The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
@@ -201,5 +379,16 @@ BENCHMARK(BM_tether_limiter_order)
     ->ArgNames({"side", "limiter_first", "passes"})
     ->ArgsProduct({{48}, {0, 1}, {4, 16}})
     ->ArgsProduct({{256}, {0, 1}, {1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+BENCHMARK(BM_column_sweeps)
+    ->ArgNames({"sweep", "k", "substeps"})
+    ->Args({0, 110000, 6})
+    ->Args({1, 110000, 6})
+    ->Args({2, 110000, 6})
+    ->Args({1, 3000, 1})
+    ->Args({2, 3000, 1})
+    ->Args({0, 400000, 16})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
