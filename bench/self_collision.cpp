@@ -6,6 +6,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdint>
+#include <utility>
 
 #include <simdverlet/simdverlet.hpp>
 
@@ -118,10 +120,33 @@ void BM_self_collision_pass(benchmark::State& bench)
     bench.counters["contacts"] = double(contacts);
     bench.counters["candidates/particle"] = double(data.candidates.list.size()) / double(pile.sim.size());
 }
+
+/// The test every pass makes of whether the candidate list is stale: the two particles that moved
+/// most, relative to the others, since the list was built (kernels::largest_relative_moves, over
+/// the pile's current positions against the list's), vector twin against scalar.
+void BM_self_collision_staleness(benchmark::State& bench)
+{
+    Pile pile(60000.0f, 1);
+    const auto& list = detail::self_collision_data(pile.self)->candidates;
+    const auto s = pile.sim.state().arrays_view();
+    const std::size_t n = pile.sim.size();
+    std::pair<float, float> moves;
+    for (auto _ : bench)
+    {
+        moves = bench.range(0) != 0
+                    ? kernels::largest_relative_moves_vector<xsimd::default_arch>(s.x, s.y, s.z, list.x.data(),
+                                                                                  list.y.data(), list.z.data(), n)
+                    : kernels::largest_relative_moves(s.x, s.y, s.z, list.x.data(), list.y.data(), list.z.data(), n);
+        benchmark::DoNotOptimize(moves);
+    }
+    bench.counters["largest"] = moves.first;
+    bench.SetItemsProcessed(std::int64_t(bench.iterations()) * std::int64_t(n));
+}
 } // namespace
 
 BENCHMARK(BM_self_collision_build)->ArgName("margin%")->Arg(0)->Arg(25)->Arg(50)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_self_collision_pass)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_self_collision_staleness)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_self_collision)
     ->ArgNames({"self", "threads", "k", "vectorized"})
     ->Args({1, 1, 60000, 1})

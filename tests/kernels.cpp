@@ -2,10 +2,15 @@
 // SSE2; and the solve against literal passes over unchanged positions, to a stated rounding.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <random>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "catch.hpp"
 #include "support.hpp"
@@ -287,4 +292,94 @@ TEMPLATE_TEST_CASE("the inside-a-box check agrees with its scalar twin on every 
     s.py[2] = T(0);
     CHECK_FALSE(kernels::all_inside_vector<xsimd::default_arch>(s, 1, 4, lo, hi));
     CHECK_FALSE(kernels::all_inside(s, 1, 4, lo, hi));
+}
+
+TEMPLATE_TEST_CASE("the stale-list measure's vector twin returns the scalar twin's bits: the two largest distances of "
+                   "a move from the centre of the moves' box, infinite past a non-finite move",
+                   "[kernels][self_collision]", float, double)
+{
+    using T = TestType;
+    REQUIRE(simd::kLanes<T> > 1);
+    // Moves a - b of up to 75 particles, offset by a common drift, so every count has whole
+    // batches and a tail, and the two largest sit anywhere (in the batches, in the tail, tied).
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<T> a[3], b[3];
+    for (int axis = 0; axis < 3; ++axis)
+        for (int k = 0; k < 75; ++k)
+        {
+            b[axis].push_back(T(10 * u(rng)));
+            a[axis].push_back(b[axis].back() + T(3) + T(u(rng)));
+        }
+    // The reference: the box and the distances from its centre as plainly as they can be written.
+    const auto reference = [&](std::size_t n) {
+        T lo[3], hi[3];
+        for (int axis = 0; axis < 3; ++axis)
+        {
+            lo[axis] = hi[axis] = a[axis][0] - b[axis][0];
+            for (std::size_t k = 1; k < n; ++k)
+            {
+                lo[axis] = std::min(lo[axis], a[axis][k] - b[axis][k]);
+                hi[axis] = std::max(hi[axis], a[axis][k] - b[axis][k]);
+            }
+        }
+        std::vector<T> d2;
+        for (std::size_t k = 0; k < n; ++k)
+        {
+            T sum = 0;
+            for (int axis = 0; axis < 3; ++axis)
+            {
+                const T d = a[axis][k] - b[axis][k] - (lo[axis] + hi[axis]) * T(0.5);
+                sum += d * d;
+            }
+            d2.push_back(sum);
+        }
+        std::sort(d2.rbegin(), d2.rend());
+        return std::pair<T, T>(std::sqrt(d2[0]), n > 1 ? std::sqrt(d2[1]) : T(0));
+    };
+    const auto both = [&](std::size_t n) {
+        const auto v = kernels::largest_relative_moves_vector<xsimd::default_arch>(
+            a[0].data(), a[1].data(), a[2].data(), b[0].data(), b[1].data(), b[2].data(), n);
+        const auto s = kernels::largest_relative_moves(a[0].data(), a[1].data(), a[2].data(), b[0].data(), b[1].data(),
+                                                       b[2].data(), n);
+        using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+        REQUIRE(std::bit_cast<Bits>(v.first) == std::bit_cast<Bits>(s.first));
+        REQUIRE(std::bit_cast<Bits>(v.second) == std::bit_cast<Bits>(s.second));
+        return s;
+    };
+    for (std::size_t n = 1; n <= 75; ++n)
+    {
+        INFO(n << " particles");
+        const auto s = both(n);
+        const auto r = reference(n);
+        CHECK(s.first == r.first);
+        CHECK(s.second == r.second);
+        CHECK(s.first < T(1.8)); // the common drift of 3 is measured away: these are the spreads
+        if (n >= 10)
+            CHECK(s.second > T(0.3));
+    }
+    // A tie for the largest fills both places.
+    for (int axis = 0; axis < 3; ++axis)
+    {
+        a[axis][3] += T(5);
+        a[axis][70] = a[axis][3];
+        b[axis][70] = b[axis][3];
+    }
+    const auto tied = both(75);
+    CHECK(tied.first == tied.second);
+    CHECK(tied.first > T(5));
+    // A NaN or an infinity anywhere, in a batch or in the tail, makes both infinite.
+    const T inf = std::numeric_limits<T>::infinity();
+    for (const T bad : {std::numeric_limits<T>::quiet_NaN(), inf, -inf})
+        for (const std::size_t k : {std::size_t(0), std::size_t(9), std::size_t(33), std::size_t(74)})
+            for (int axis = 0; axis < 3; ++axis)
+            {
+                INFO("particle " << k << ", axis " << axis << ", value " << bad);
+                const T kept = a[axis][k];
+                a[axis][k] = bad;
+                const auto s = both(75);
+                CHECK(s.first == inf);
+                CHECK(s.second == inf);
+                a[axis][k] = kept;
+            }
 }

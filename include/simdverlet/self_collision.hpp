@@ -222,34 +222,11 @@ bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, const std::ar
 /// their sum. Measured from the centre, a sheet that travels as a whole (a cape on a running
 /// character) counts as still. Anything non-finite counts as infinitely far.
 template <class T>
-std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
-                                       std::size_t n)
+std::pair<T, T> largest_relative_moves(bool vectorized, const T* ax, const T* ay, const T* az, const T* bx, const T* by,
+                                       const T* bz, std::size_t n)
 {
-    const T inf = std::numeric_limits<T>::infinity();
-    Vec3<T> lo(inf, inf, inf), hi(-inf, -inf, -inf);
-    for (std::size_t k = 0; k < n; ++k)
-    {
-        const Vec3<T> move(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k]);
-        lo = lo.cwiseMin(move);
-        hi = hi.cwiseMax(move);
-    }
-    if (!lo.allFinite() || !hi.allFinite()) // a NaN does not reach min/max: catch it below
-        return {inf, inf};
-    const Vec3<T> centre = (lo + hi) * T(0.5);
-    T first = 0, second = 0; // squared
-    for (std::size_t k = 0; k < n; ++k)
-    {
-        const T dx = ax[k] - bx[k] - centre.x(), dy = ay[k] - by[k] - centre.y(), dz = az[k] - bz[k] - centre.z();
-        T d2 = dx * dx + dy * dy + dz * dz;
-        if (d2 != d2)
-            d2 = inf;
-        if (d2 > second) // rare after the first particles: the branch is well predicted
-        {
-            second = d2 > first ? first : d2;
-            first = d2 > first ? d2 : first;
-        }
-    }
-    return {std::sqrt(first), std::sqrt(second)};
+    return vectorized ? kernels::largest_relative_moves_vector<xsimd::default_arch>(ax, ay, az, bx, by, bz, n)
+                      : kernels::largest_relative_moves(ax, ay, az, bx, by, bz, n);
 }
 
 /// Whether the list still holds exactly the pairs of [begin, end) that can be closer than
@@ -259,13 +236,13 @@ std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, co
 /// has closed by more).
 template <class T>
 bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std::size_t begin, std::size_t end,
-                     T thickness, std::uint64_t constraints_stamp)
+                     T thickness, std::uint64_t constraints_stamp, bool vectorized)
 {
     if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness ||
         list.constraints_stamp != constraints_stamp)
         return false;
-    const auto drifts = largest_relative_moves(s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(),
-                                               list.z.data(), end - begin);
+    const auto drifts = largest_relative_moves(vectorized, s.x + begin, s.y + begin, s.z + begin, list.x.data(),
+                                               list.y.data(), list.z.data(), end - begin);
     return drifts.first + drifts.second <= list.margin;
 }
 
@@ -275,10 +252,10 @@ bool list_is_current(const CandidateList<T>& list, const StateArrays<T>& s, std:
 /// (candidates grow with the cube of the reach in a heap: measured, a build at half the thickness
 /// costs twice one at a quarter, more than the rebuilds it saves).
 template <class T>
-T list_margin(const StateArrays<T>& s, std::size_t begin, std::size_t end, T thickness)
+T list_margin(const StateArrays<T>& s, std::size_t begin, std::size_t end, T thickness, bool vectorized)
 {
     constexpr T kStepsAhead = T(4);
-    const T step = largest_relative_moves(s.x + begin, s.y + begin, s.z + begin, s.px + begin, s.py + begin,
+    const T step = largest_relative_moves(vectorized, s.x + begin, s.y + begin, s.z + begin, s.px + begin, s.py + begin,
                                           s.pz + begin, end - begin)
                        .first;
     const T margin = T(2) * kStepsAhead * step;
@@ -583,13 +560,16 @@ int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArra
                                             list.count.data(), list.list.data(), start, visit, finish);
         contacts.fetch_add(int(found), std::memory_order_relaxed);
     });
-    for (std::size_t a = 0; a < active.size(); ++a)
-    {
-        const std::size_t i = begin + active[a];
-        s.x[i] = d.corrected_x[a];
-        s.y[i] = d.corrected_y[a];
-        s.z[i] = d.corrected_z[a];
-    }
+    // Each active particle is written by one chunk: any split writes the same bits.
+    world.for_each_chunk(active.size(), [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        for (std::size_t a = chunk_begin; a < chunk_end; ++a)
+        {
+            const std::size_t i = begin + active[a];
+            s.x[i] = d.corrected_x[a];
+            s.y[i] = d.corrected_y[a];
+            s.z[i] = d.corrected_z[a];
+        }
+    });
     return contacts.load();
 }
 
@@ -605,8 +585,10 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     const auto s = state.arrays_view();
     for (int pass = 0; pass < d.passes; ++pass)
     {
-        if (!list_is_current(d.candidates, s, begin, end, d.thickness, world.constraints().edit_stamp()))
-            build_candidates(d.candidates, world, s, begin, end, d.thickness, list_margin(s, begin, end, d.thickness));
+        if (!list_is_current(d.candidates, s, begin, end, d.thickness, world.constraints().edit_stamp(),
+                             world.vectorized()))
+            build_candidates(d.candidates, world, s, begin, end, d.thickness,
+                             list_margin(s, begin, end, d.thickness, world.vectorized()));
         d.contacts = resolve_pass(d, world, s, begin);
     }
 }
