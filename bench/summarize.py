@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Prints a Markdown table of the medians in a Google Benchmark JSON file (with repetitions): the
-time per iteration and every counter, rates with their /s."""
+"""Prints a Markdown table of the medians in a Google Benchmark JSON file (with repetitions; of
+the single runs without them): the time per iteration and every counter, rates with their /s."""
 import json
 import sys
 
@@ -14,6 +14,8 @@ def fmt(value):
 
 data = json.load(open(sys.argv[1]))
 rows = [b for b in data["benchmarks"] if b.get("aggregate_name") == "median"]
+if not rows:  # run once each (--benchmark_repetitions=1): the runs themselves
+    rows = [b for b in data["benchmarks"] if b.get("run_type") == "iteration"]
 # Every user counter: what is not one of Google Benchmark's own fields.
 OWN = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
        "repetition_index", "threads", "aggregate_name", "aggregate_unit", "iterations", "real_time",

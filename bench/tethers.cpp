@@ -184,24 +184,26 @@ void BM_tether_limiter_order(benchmark::State& bench)
 /// Position sweeps along the columns of a side x side sheet pinned along row 0, tried against the
 /// swing and dropped (docs/performance.md, "Tethers, strain limiting and the swinging peer scene").
 /// Scalar prototypes kept here so that the numbers quoted can be made again; the library has
-/// neither. Both bound each column spring to [1 - bound, 1 + bound] x rest.
+/// none of them. Each bounds the column springs to [1 - bound, 1 + bound] x rest.
 struct ColumnSweep
 {
     enum Kind
     {
         follow_the_leader, ///< each particle moved onto the bound from the one above, which stays
         direct,            ///< one linearised solve of the whole column chain, mass-weighted
+        gauss_seidel,      ///< spring by spring, mass-weighted, sweeping down the column then up
     };
     Kind kind;
     int side;
     float rest, bound;
+    int sweeps = 1; ///< gauss_seidel: sweeps a step, alternately down and up
     std::vector<float> nx = {}, ny = {}, nz = {}, rhs = {}, diag = {}, off = {}, cp = {}, dp = {}, lambda = {};
 
     void operator()(State3<float>& state)
     {
         const auto s = state.arrays_view();
         for (int c = 0; c < side; ++c)
-            kind == follow_the_leader ? follow(s, c) : solve(s, c);
+            kind == follow_the_leader ? follow(s, c) : kind == direct ? solve(s, c) : sweep(s, c);
     }
     std::size_t at(int c, int r) const { return std::size_t(r) * std::size_t(side) + std::size_t(c); }
     float clamp_length(float d) const { return std::clamp(d, rest * (1 - bound), rest * (1 + bound)); }
@@ -220,6 +222,28 @@ struct ColumnSweep
                 s.x[i] = s.x[up] + dx * f, s.y[i] = s.y[up] + dy * f, s.z[i] = s.z[up] + dz * f;
             }
         }
+    }
+
+    /// Each spring in turn moves both its ends back to the bound, by their shares of its inverse
+    /// mass (the position-based dynamics projection), reading what the springs before it moved.
+    void sweep(const StateArrays<float>& s, int c) const
+    {
+        const auto fix = [&](std::size_t i, std::size_t up) {
+            const float wi = inverse_mass(s, i), wu = inverse_mass(s, up);
+            const float dx = s.x[i] - s.x[up], dy = s.y[i] - s.y[up], dz = s.z[i] - s.z[up];
+            const float d = std::sqrt(dx * dx + dy * dy + dz * dz);
+            if (!(d > 0) || clamp_length(d) == d || wi + wu == 0)
+                return;
+            const float f = (d - clamp_length(d)) / (d * (wi + wu));
+            s.x[i] -= wi * f * dx, s.y[i] -= wi * f * dy, s.z[i] -= wi * f * dz;
+            s.x[up] += wu * f * dx, s.y[up] += wu * f * dy, s.z[up] += wu * f * dz;
+        };
+        for (int pass = 0; pass < sweeps; ++pass)
+            for (int k = 1; k < side; ++k)
+            {
+                const int r = pass % 2 == 0 ? k : side - k;
+                fix(at(c, r), at(c, r - 1));
+            }
     }
 
     /// Spring r joins particles r - 1 and r of the column; the springs inside their bounds drop out
@@ -281,7 +305,7 @@ double row_strain(const Simulation<float>& sim, const Cloth<float>& sheet)
 }
 
 /// The swinging peer sheet with tethers and a column sweep (Args: sweep: 0 none, 1 follow the
-/// leader, 2 direct; stiffness; substeps), bounds 1 %. Besides the strains it reports how high the
+/// leader, 2 direct, 3 Gauss-Seidel; stiffness; substeps; Gauss-Seidel sweeps a step), bounds 1 %. Besides the strains it reports how high the
 /// middle of the free edge rises above the pinned edge after the first second (`rise`, units; the
 /// pins are at height 0 and +y is down): a sheet that swings as a pendulum stays below its pins;
 /// the first frame (of 600, 60 a second) with a spring strained past 4 %; and the worst strain of
@@ -291,6 +315,7 @@ void BM_column_sweeps(benchmark::State& bench)
     const int sweep = int(bench.range(0));
     const float stiffness = float(bench.range(1));
     const int substeps = int(bench.range(2));
+    const int sweeps = int(bench.range(3));
     constexpr int kSide = 256, kFrames = 600;
     constexpr float kSpacing = 0.5f;
     const StepParams<float> step{
@@ -305,10 +330,11 @@ void BM_column_sweeps(benchmark::State& bench)
         if (sweep > 0)
             sim.add_position_projection("column_sweep",
                                         [columns = std::make_shared<ColumnSweep>(ColumnSweep{
-                                             .kind = sweep == 1 ? ColumnSweep::follow_the_leader : ColumnSweep::direct,
+                                             .kind = ColumnSweep::Kind(sweep - 1),
                                              .side = kSide,
                                              .rest = kSpacing,
-                                             .bound = 0.01f})](State3<float>& state, float) { (*columns)(state); });
+                                             .bound = 0.01f,
+                                             .sweeps = sweeps})](State3<float>& state, float) { (*columns)(state); });
         using Clock = std::chrono::steady_clock;
         Clock::duration stepping{};
         peak = late = rows_peak = 0, rise = -1e30, diverged_at = first_over = -1;
@@ -341,7 +367,8 @@ void BM_column_sweeps(benchmark::State& bench)
     bench.counters["diverged_at"] = diverged_at;
     bench.counters["first_over_4%"] = first_over;
     bench.counters["rows_peak"] = rows_peak;
-    static constexpr const char* kNames[] = {"tethers alone", "follow the leader", "direct column solve"};
+    static constexpr const char* kNames[] = {"tethers alone", "follow the leader", "direct column solve",
+                                             "Gauss-Seidel down and up"};
     char label[200];
     std::snprintf(label, sizeof label, "%s: peak %s, tenth second %s, free edge rises %.1f above the pins%s",
                   kNames[sweep], percent(peak).c_str(), percent(late).c_str(), rise,
@@ -383,12 +410,19 @@ BENCHMARK(BM_tether_limiter_order)
     ->Iterations(1);
 
 BENCHMARK(BM_column_sweeps)
-    ->ArgNames({"sweep", "k", "substeps"})
-    ->Args({0, 110000, 6})
-    ->Args({1, 110000, 6})
-    ->Args({2, 110000, 6})
-    ->Args({1, 3000, 1})
-    ->Args({2, 3000, 1})
-    ->Args({0, 400000, 16})
+    ->ArgNames({"sweep", "k", "substeps", "sweeps"})
+    ->Args({0, 110000, 6, 0})
+    ->Args({1, 110000, 6, 1})
+    ->Args({2, 110000, 6, 1})
+    ->Args({1, 3000, 1, 1})
+    ->Args({2, 3000, 1, 1})
+    ->Args({0, 400000, 16, 0})
+    ->Args({3, 110000, 6, 1})
+    ->Args({3, 110000, 6, 2})
+    ->Args({3, 110000, 6, 4})
+    ->Args({3, 48000, 4, 4})
+    ->Args({3, 20000, 2, 16})
+    ->Args({3, 3000, 1, 32})
+    ->Args({3, 3000, 1, 128})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
