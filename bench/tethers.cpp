@@ -202,8 +202,10 @@ struct ColumnSweep
     void operator()(State3<float>& state)
     {
         const auto s = state.arrays_view();
+        if (kind == gauss_seidel)
+            return sweep(s);
         for (int c = 0; c < side; ++c)
-            kind == follow_the_leader ? follow(s, c) : kind == direct ? solve(s, c) : sweep(s, c);
+            kind == follow_the_leader ? follow(s, c) : solve(s, c);
     }
     std::size_t at(int c, int r) const { return std::size_t(r) * std::size_t(side) + std::size_t(c); }
     float clamp_length(float d) const { return std::clamp(d, rest * (1 - bound), rest * (1 + bound)); }
@@ -226,24 +228,37 @@ struct ColumnSweep
 
     /// Each spring in turn moves both its ends back to the bound, by their shares of its inverse
     /// mass (the position-based dynamics projection), reading what the springs before it moved.
-    void sweep(const StateArrays<float>& s, int c) const
+    /// All the columns at once, a row of springs at a time (the columns are independent, so this
+    /// is each column's own sweep), in the order a vector sweep would take. Scalar: g++ 12 does not
+    /// vectorise the row (-fopt-info-vec: control flow in the loop), so its time is an upper bound
+    /// on a vector sweep's.
+    void sweep(const StateArrays<float>& s) const
     {
-        const auto fix = [&](std::size_t i, std::size_t up) {
-            const float wi = inverse_mass(s, i), wu = inverse_mass(s, up);
-            const float dx = s.x[i] - s.x[up], dy = s.y[i] - s.y[up], dz = s.z[i] - s.z[up];
-            const float d = std::sqrt(dx * dx + dy * dy + dz * dz);
-            if (!(d > 0) || clamp_length(d) == d || wi + wu == 0)
-                return;
-            const float f = (d - clamp_length(d)) / (d * (wi + wu));
-            s.x[i] -= wi * f * dx, s.y[i] -= wi * f * dy, s.z[i] -= wi * f * dz;
-            s.x[up] += wu * f * dx, s.y[up] += wu * f * dy, s.z[up] += wu * f * dz;
+        const auto row_of_springs = [&](int r) {
+            float* const x = s.x + at(0, r);
+            float* const y = s.y + at(0, r);
+            float* const z = s.z + at(0, r);
+            float* const ux = s.x + at(0, r - 1);
+            float* const uy = s.y + at(0, r - 1);
+            float* const uz = s.z + at(0, r - 1);
+            const float* const wi = s.inv_mass + at(0, r);
+            const float* const wu = s.inv_mass + at(0, r - 1);
+            const float lo = rest * (1 - bound), hi = rest * (1 + bound);
+            for (int c = 0; c < side; ++c)
+            {
+                const float dx = x[c] - ux[c], dy = y[c] - uy[c], dz = z[c] - uz[c];
+                const float d = std::sqrt(dx * dx + dy * dy + dz * dz);
+                const float target = std::min(std::max(d, lo), hi);
+                const float w = wi[c] + wu[c];
+                const bool act = d > 0 && target != d && w > 0;
+                const float f = act ? (d - target) / (d * w) : 0.0f;
+                x[c] -= wi[c] * f * dx, y[c] -= wi[c] * f * dy, z[c] -= wi[c] * f * dz;
+                ux[c] += wu[c] * f * dx, uy[c] += wu[c] * f * dy, uz[c] += wu[c] * f * dz;
+            }
         };
         for (int pass = 0; pass < sweeps; ++pass)
             for (int k = 1; k < side; ++k)
-            {
-                const int r = pass % 2 == 0 ? k : side - k;
-                fix(at(c, r), at(c, r - 1));
-            }
+                row_of_springs(pass % 2 == 0 ? k : side - k);
     }
 
     /// Spring r joins particles r - 1 and r of the column; the springs inside their bounds drop out
