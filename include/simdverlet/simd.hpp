@@ -354,7 +354,12 @@ inline bool any(bool m)
 template <class T, class Arch>
 int count(const Mask<T, Arch>& m)
 {
-    return int(simd::reduce_add<T, Arch>(xsimd::select(m, Batch<T, Arch>(T(1)), Batch<T, Arch>(T(0)))));
+    // AVX-512's mask register is the lanes' bits: one popcount, where a horizontal add of ones
+    // takes five shuffles and adds.
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>)
+        return std::popcount(lane_bits<T, Arch>(m));
+    else
+        return int(simd::reduce_add<T, Arch>(xsimd::select(m, Batch<T, Arch>(T(1)), Batch<T, Arch>(T(0)))));
 }
 
 inline int count(bool m)
@@ -484,6 +489,25 @@ auto present_lanes(const std::int32_t* index)
         using Arch = typename V::arch_type;
         using I = IndexBatch<T, Arch>;
         return index_mask<T, Arch>(load_indices<T, Arch>(index) >= I(0));
+    }
+}
+
+/// Whether index[k] == first + k, as a mask over V's lanes (a bool for V = T): whether a lane
+/// group's slots still point at the run of particles a grid wired them to.
+template <class V>
+auto lanes_point_at(const std::int32_t* index, std::int64_t first)
+{
+    if constexpr (std::is_floating_point_v<V>)
+        return std::int64_t(*index) == first;
+    else
+    {
+        using T = Scalar<V>;
+        using Arch = typename V::arch_type;
+        using I = IndexBatch<T, Arch>;
+        using E = typename I::value_type;
+        alignas(kAlignment) static constexpr E iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+        static_assert(V::size <= 16);
+        return index_mask<T, Arch>(load_indices<T, Arch>(index) == I::load_aligned(iota) + I(E(first)));
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include "cloth.hpp"
 #include "colliders.hpp"
+#include "column_limit.hpp"
 #include "constraints.hpp"
 #include "controllers.hpp"
 #include "debug_draw.hpp"

@@ -1,0 +1,289 @@
+// Column limit: strain limiting along a cloth's columns by solving each column as one chain.
+//
+// Why a chain solve and not more passes: a spring-by-spring limiter (Jacobi or Gauss-Seidel) moves
+// a correction one spring a pass, and a hanging column of 256 springs carries the weight of every
+// particle below each one. Measured on the swinging peer sheet (docs/performance.md), 128
+// Gauss-Seidel sweeps a step still left 1.7 % in the tenth second against a 1 % bound. Held all at
+// once, the column's springs form a tridiagonal system (J W J^T) lambda = -C, one row a spring,
+// solved exactly in O(n) by Thomas' algorithm: one solve of a straight column lands every spring
+// on its bound, and a bent one comes within the linearisation's error, which the next solve
+// (or the next substep) removes. This is Goldenthal et al.'s fast projection (2007) restricted
+// to the column chains, where the system is tridiagonal.
+//
+// Every spring of a column is held, not only those past a bound: a spring inside its bounds keeps
+// its current length through the solve (its row asks for no change), so the corrections of its
+// neighbours cannot stretch it. Dropping those rows, as an active-set solve would, was measured to
+// lose the bound within three seconds of the swing (84 % peak strain).
+//
+// The columns are independent: a vector lane holds a column, so a batch solves 16 columns with
+// contiguous loads (a cloth row is contiguous), and the executor splits the columns. The vector
+// and scalar twins are one template over V, so every path gives the same bits.
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "cloth.hpp"
+#include "constraints.hpp"
+#include "error.hpp"
+#include "simd.hpp"
+#include "simulation.hpp"
+#include "stage_state.hpp"
+#include "state.hpp"
+
+namespace simdverlet
+{
+
+/// What add_column_limit registers.
+template <class T>
+struct ColumnLimitOptions
+{
+    /// Finite and >= 0: how far past its rest length a column spring may stretch, as a fraction
+    /// (0.01: 1 %).
+    T max_stretch = T(0.01);
+    /// Finite, in [0, 1): how far below its rest length a column spring may shrink, as a fraction.
+    T max_compression = T(0.01);
+    /// Chain solves per step, >= 1. One lands a straight column exactly on its bounds; a column
+    /// bent within a step needs a second where the step is long (docs/performance.md).
+    int solves = 1;
+    std::string name = "column_limit"; ///< key in the position-projection registry and in snapshots
+};
+
+namespace detail
+{
+template <class T>
+struct ColumnLimitData
+{
+    ColumnLimitData(Cloth<T> of, std::weak_ptr<World<T>> in) : cloth(std::move(of)), world(std::move(in)) {}
+
+    Cloth<T> cloth;
+    std::weak_ptr<World<T>> world;
+    T max_stretch = T(0.01), max_compression = T(0.01);
+    int solves = 1;
+    std::string name;
+    int limited = 0; ///< springs past a bound when the last solve of the last step began
+    // Scratch of a solve, one entry a spring (at the index of its lower particle, from the cloth's
+    // base): the eliminated super-diagonal, the eliminated right-hand side and the reciprocal of
+    // its length (0 for a spring that dropped out), from which the backward pass forms its
+    // direction again from the positions it reads anyway: a third of the scratch traffic.
+    simd::AlignedVector<T> cp, dp, inv_length;
+};
+
+template <class T>
+void check_column_limit(T max_stretch, T max_compression, int solves)
+{
+    if (!std::isfinite(max_stretch) || max_stretch < T(0))
+        raise<std::invalid_argument>("simdverlet: column limit max_stretch must be finite and >= 0, got " +
+                                     number(max_stretch));
+    if (!std::isfinite(max_compression) || max_compression < T(0) || max_compression >= T(1))
+        raise<std::invalid_argument>("simdverlet: column limit max_compression must be finite and in [0, 1), got " +
+                                     number(max_compression));
+    if (solves < 1)
+        raise<std::invalid_argument>("simdverlet: column limit solves must be >= 1, got " + std::to_string(solves));
+}
+
+/// The columns of a cloth as a solve reads them: particle (c, r) at base + r * width + c, the
+/// spring from (c, r - 1) down to (c, r) in slot kClothDown of the upper particle.
+template <class T>
+struct ColumnView
+{
+    StateArrays<T> s;
+    ConstraintArrays<T> springs;
+    std::size_t base, width;
+    int height;
+    T stretch, compression;
+};
+
+/// One solve of the columns [c, c + lanes of V), written once for a scalar (one column) and a
+/// batch. Spring r joins rows r - 1 and r and is held at its length clamped to the bounds: the
+/// rows of J W J^T are (w_{r-1} + w_r) on the diagonal and -w_{r-1} n_{r-1} . n_r between springs
+/// r - 1 and r (their shared particle). Thomas' algorithm, fused: the forward pass forms each
+/// spring's direction, its row and the elimination (the super-diagonal of row r - 1 is the
+/// sub-diagonal of row r, so its eliminated value is formed at row r); the backward pass finds
+/// lambda and moves each particle by w (lambda_r n_r - lambda_{r+1} n_{r+1}). A spring that is
+/// torn, has no length, joins two pinned particles or was rewired away from the cell below drops
+/// out (an identity row, no direction): the column parts there. Returns the springs that were past
+/// a bound.
+template <class V, class T>
+int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
+{
+    using simd::load_at, simd::store_at;
+    const V zero(T(0)), one(T(1));
+    const V stretch(T(1) + v.stretch), compression(T(1) - v.compression);
+    const StateArrays<T>& s = v.s;
+    const auto w_at = [&](std::size_t i) { return s.inv_mass ? load_at<V>(s.inv_mass + i) : one; };
+    const auto at = [&](int r) { return std::size_t(r) * v.width + c; }; // from the cloth's base
+    std::size_t up = v.base + c;
+    V ux = load_at<V>(s.x + up), uy = load_at<V>(s.y + up), uz = load_at<V>(s.z + up), w_up = w_at(up);
+    V pnx = zero, pny = zero, pnz = zero; // the spring above's direction: none above row 1
+    V pivot = one, dp = zero;             // the row above's pivot and eliminated right-hand side
+    int past = 0;
+    for (int r = 1; r < v.height; ++r)
+    {
+        const std::size_t i = up + v.width;
+        const V x = load_at<V>(s.x + i), y = load_at<V>(s.y + i), z = load_at<V>(s.z + i), w = w_at(i);
+        const V dx = x - ux, dy = y - uy, dz = z - uz;
+        const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
+        const V rest = load_at<V>(v.springs.rest[kClothDown] + up);
+        const auto live = (load_at<V>(v.springs.stiffness[kClothDown] + up) > zero) &&
+                          simd::lanes_point_at<V>(v.springs.neighbour[kClothDown] + up, std::int64_t(i)) &&
+                          (length > zero) && (w_up + w > zero);
+        const V target = simd::min(simd::max(length, rest * compression), rest * stretch);
+        past += simd::count(live && (target != length));
+        const V inv = simd::select(live, one / simd::select(live, length, one), zero);
+        const V nx = dx * inv, ny = dy * inv, nz = dz * inv;
+        const V a = zero - w_up * (pnx * nx + pny * ny + pnz * nz);
+        const V cp_above = a / pivot;
+        pivot = simd::select(live, w_up + w, one) - a * cp_above;
+        dp = (simd::select(live, target - length, zero) - a * dp) / pivot;
+        store_at(d.cp.data() + at(r - 1), cp_above);
+        store_at(d.dp.data() + at(r), dp);
+        store_at(d.inv_length.data() + at(r), inv);
+        ux = x, uy = y, uz = z, w_up = w;
+        pnx = nx, pny = ny, pnz = nz;
+        up = i;
+    }
+    V lambda_below = zero, bx = zero, by = zero, bz = zero; // the spring below: lambda, direction
+    std::size_t i = v.base + at(v.height - 1);
+    V x = load_at<V>(s.x + i), y = load_at<V>(s.y + i), z = load_at<V>(s.z + i); // as the forward pass read them
+    for (int r = v.height - 1; r >= 0; --r, i -= v.width)
+    {
+        V lambda = zero, nx = zero, ny = zero, nz = zero; // row 0 has no spring above
+        V ux = zero, uy = zero, uz = zero;
+        if (r > 0)
+        {
+            const std::size_t above = i - v.width;
+            ux = load_at<V>(s.x + above), uy = load_at<V>(s.y + above), uz = load_at<V>(s.z + above);
+            const V inv = load_at<V>(d.inv_length.data() + at(r));
+            nx = (x - ux) * inv, ny = (y - uy) * inv, nz = (z - uz) * inv;
+            const V cp = r + 1 < v.height ? load_at<V>(d.cp.data() + at(r)) : zero;
+            lambda = load_at<V>(d.dp.data() + at(r)) - cp * lambda_below;
+        }
+        const V w = w_at(i);
+        store_at(s.x + i, x + w * (lambda * nx - lambda_below * bx));
+        store_at(s.y + i, y + w * (lambda * ny - lambda_below * by));
+        store_at(s.z + i, z + w * (lambda * nz - lambda_below * bz));
+        lambda_below = lambda, bx = nx, by = ny, bz = nz;
+        x = ux, y = uy, z = uz;
+    }
+    return past;
+}
+
+/// The registered stage: `solves` solves of every column, the columns split over the executor.
+template <class T>
+void limit_columns(ColumnLimitData<T>& d, const World<T>& world, State3<T>& state)
+{
+    d.limited = 0;
+    if (d.cloth.removed())
+        return;
+    const ColumnView<T> v{state.arrays_view(), world.constraints().arrays_view(),
+                          d.cloth.base(),      std::size_t(d.cloth.width()),
+                          d.cloth.height(),    d.max_stretch,
+                          d.max_compression};
+    for (auto* scratch : {&d.cp, &d.dp, &d.inv_length})
+        scratch->resize(d.cloth.count());
+    constexpr std::size_t L = simd::kLanes<T>;
+    const bool vectorized = world.vectorized();
+    const int solves = d.solves;
+    // Every solve of a batch of columns before the next batch: the columns are independent, so
+    // this is the same arithmetic as solving all columns once and again, and the batch's rows are
+    // still in cache for its later solves.
+    const auto solve_all = [&](auto batch, std::size_t c) {
+        int past = 0;
+        for (int solve = 0; solve < solves; ++solve)
+            past = solve_columns<decltype(batch)>(v, d, c);
+        return past;
+    };
+    std::atomic<int> past{0};
+    world.for_each_chunk(v.width, [&](std::size_t b, std::size_t e) {
+        int n = 0;
+        std::size_t c = b;
+        if (vectorized)
+            for (; c + L <= e; c += L)
+                n += solve_all(simd::Batch<T>(T(0)), c);
+        for (; c < e; ++c)
+            n += solve_all(T(0), c);
+        past.fetch_add(n, std::memory_order_relaxed);
+    });
+    d.limited = past.load();
+}
+} // namespace detail
+
+/// Live handle of a cloth's column limit.
+template <class T>
+class ColumnLimit
+{
+  public:
+    /// Column springs past a bound when the last solve of the last step began: 0 once the bounds
+    /// hold going into it.
+    int limited() const noexcept { return m_data->limited; }
+
+    T max_stretch() const noexcept { return m_data->max_stretch; }
+    T max_compression() const noexcept { return m_data->max_compression; }
+    int solves() const noexcept { return m_data->solves; }
+    /// Throws std::invalid_argument, changing nothing, on bounds add_column_limit would refuse.
+    void set_bounds(T max_stretch, T max_compression)
+    {
+        detail::check_column_limit(max_stretch, max_compression, m_data->solves);
+        m_data->max_stretch = max_stretch;
+        m_data->max_compression = max_compression;
+    }
+    /// Throws std::invalid_argument, changing nothing, unless solves >= 1.
+    void set_solves(int solves)
+    {
+        detail::check_column_limit(m_data->max_stretch, m_data->max_compression, solves);
+        m_data->solves = solves;
+    }
+
+    /// Unregisters the stage; returns whether it was registered. Throws std::logic_error when the
+    /// simulation is gone.
+    bool remove()
+    {
+        return detail::lock_world(m_data->world, "column limit '" + m_data->name + "'")
+            ->remove_position_projection(m_data->name);
+    }
+
+  private:
+    template <class U>
+    friend ColumnLimit<U> add_column_limit(Simulation<U>& sim, const Cloth<U>& cloth, ColumnLimitOptions<U> options);
+    explicit ColumnLimit(std::shared_ptr<detail::ColumnLimitData<T>> data) : m_data(std::move(data)) {}
+    std::shared_ptr<detail::ColumnLimitData<T>> m_data;
+};
+
+/// Registers a column limit on `cloth` as a position projection (after the stages registered
+/// before it) and returns its handle. Register it after the cloth's tethers: the tethers bound
+/// each particle's distance to its anchor, the column limit then each spring of the column.
+/// Throws, registering nothing, on a negative or non-finite bound, a compression bound of 1 or
+/// more, solves < 1, an empty name, or a cloth that was removed or belongs to another simulation.
+template <class T>
+ColumnLimit<T> add_column_limit(Simulation<T>& sim, const Cloth<T>& cloth, ColumnLimitOptions<T> options = {})
+{
+    detail::check_column_limit(options.max_stretch, options.max_compression, options.solves);
+    if (options.name.empty())
+        detail::raise<std::invalid_argument>("simdverlet: a column limit needs a non-empty name");
+    if (!cloth.belongs_to(sim))
+        detail::raise<std::invalid_argument>("simdverlet: cloth '" + cloth.name() + "' is not in this simulation");
+    if (cloth.removed())
+        detail::raise<std::logic_error>("simdverlet: cloth '" + cloth.name() + "' was removed");
+    const auto world = detail::world_of(sim);
+    auto data = std::make_shared<detail::ColumnLimitData<T>>(cloth, world);
+    data->max_stretch = options.max_stretch;
+    data->max_compression = options.max_compression;
+    data->solves = options.solves;
+    data->name = options.name;
+    sim.add_position_projection(
+        options.name, [data, w = world.get()](State3<T>& state, T) { detail::limit_columns(*data, *w, state); });
+    sim.add_stage_state(options.name, detail::field_state(data, [](detail::ColumnLimitData<T>& l) {
+                            return std::tie(l.max_stretch, l.max_compression, l.solves);
+                        }));
+    return ColumnLimit<T>(std::move(data));
+}
+
+} // namespace simdverlet
