@@ -86,7 +86,8 @@ std::string percent(double v)
 }
 
 /// Args: stiffness, substeps, tethers (0/1), strain-limit passes (0: none), threads, the limiter's
-/// relaxation x 10 (10: the default).
+/// relaxation x 10 (10: the default), column-limit solves (0: none), the column limit's bound (both
+/// ways) x 10 000. Registered in that order: tethers, strain limit, column limit.
 void BM_hanging_256_tethers(benchmark::State& bench)
 {
     const float stiffness = float(bench.range(0));
@@ -95,6 +96,8 @@ void BM_hanging_256_tethers(benchmark::State& bench)
     const int passes = int(bench.range(3));
     const int threads = int(bench.range(4));
     const float relaxation = float(bench.range(5)) / 10.0f;
+    const int solves = int(bench.range(6));
+    const float column_bound = float(bench.range(7)) / 10000.0f;
     const StepParams<float> step{
         .dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
     constexpr int kFrames = 600;
@@ -111,13 +114,19 @@ void BM_hanging_256_tethers(benchmark::State& bench)
                                                                                              .passes = passes});
                           detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
                       }
+                      if (solves > 0)
+                          add_column_limit(sim, c,
+                                           ColumnLimitOptions<float>{.max_stretch = column_bound,
+                                                                     .max_compression = column_bound,
+                                                                     .solves = solves});
                   });
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;
     bench.counters["tenth_second"] = r.late;
     bench.SetLabel("peak " + percent(r.peak) + ", tenth second " + percent(r.late) + ", " + std::to_string(threads) +
                    (threads > 1 ? " threads" : " thread") +
-                   (passes > 0 && relaxation != 1.0f ? ", limiter relaxed x " + std::to_string(relaxation) : ""));
+                   (passes > 0 && relaxation != 1.0f ? ", limiter relaxed x " + std::to_string(relaxation) : "") +
+                   (solves > 0 ? ", column limit " + percent(column_bound) + " x " + std::to_string(solves) : ""));
 }
 
 /// Args: coloured (0/1), averaged (0/1), relaxation x 10, passes.
@@ -179,34 +188,6 @@ void BM_tether_limiter_order(benchmark::State& bench)
     bench.counters["late"] = r.late;
     bench.SetLabel(std::string(limiter_first ? "limiter, then tethers" : "tethers, then limiter") + ": peak " +
                    percent(r.peak) + ", last second " + percent(r.late));
-}
-
-/// The swinging peer sheet with tethers (unless tethers = 0) and then a column limit. Args:
-/// stiffness, substeps, the column limit's solves a step, its bound (both ways) x 10 000, tethers
-/// (0/1), threads.
-void BM_hanging_256_column_limit(benchmark::State& bench)
-{
-    const float stiffness = float(bench.range(0));
-    const int substeps = int(bench.range(1));
-    const int solves = int(bench.range(2));
-    const float bound = float(bench.range(3)) / 10000.0f;
-    const bool tethers = bench.range(4) != 0;
-    const int threads = int(bench.range(5));
-    const StepParams<float> step{
-        .dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
-    SwingResult r;
-    for (auto _ : bench)
-        r = swing(bench, 256, 0.5f, stiffness, step, 600, threads, [&](Simulation<float>& sim, const Cloth<float>& c) {
-            if (tethers)
-                add_tethers(sim, c, TetherOptions<float>{});
-            add_column_limit(
-                sim, c, ColumnLimitOptions<float>{.max_stretch = bound, .max_compression = bound, .solves = solves});
-        });
-    bench.counters["ms/frame"] = r.ms_per_frame;
-    bench.counters["peak"] = r.peak;
-    bench.counters["tenth_second"] = r.late;
-    bench.SetLabel("peak " + percent(r.peak) + ", tenth second " + percent(r.late) + ", " + std::to_string(threads) +
-                   (threads > 1 ? " threads" : " thread") + (tethers ? "" : ", no tethers"));
 }
 
 /// Position sweeps along the columns of a side x side sheet pinned along row 0, tried against the
@@ -433,36 +414,35 @@ void BM_column_sweeps(benchmark::State& bench)
 
 // The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
 // tethers and strain limiting, and the stiffer settings the swing needs.
+// The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
+// tethers and strain limiting, and the stiffer settings the swing needs; then the column limit:
+// the cheapest settings found that hold the swing to <= 4 % and its tenth second to <= 1 %, and
+// their neighbours, which show what each part buys (docs/performance.md).
 BENCHMARK(BM_hanging_256_tethers)
-    ->ArgNames({"k", "substeps", "tethers", "passes", "threads", "relax10"})
-    ->Args({110000, 6, 0, 0, 1, 10})
-    ->Args({110000, 6, 1, 0, 1, 10})
-    ->Args({110000, 6, 1, 1, 1, 10})
-    ->Args({110000, 6, 1, 1, 1, 15})
-    ->Args({3000, 1, 1, 0, 1, 10})
-    ->Args({3000, 1, 1, 2, 1, 10})
-    ->Args({48000, 4, 1, 1, 1, 10})
-    ->Args({400000, 16, 0, 0, 1, 10})
-    ->Args({400000, 16, 1, 0, 1, 10})
-    ->Args({400000, 16, 1, 0, 2, 10})
-    ->Args({110000, 6, 1, 0, 2, 10})
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(1);
-
-// The cheapest settings found that hold the swing to <= 4 % and its tenth second to <= 1 %, with
-// the neighbours that show what each part buys (docs/performance.md).
-BENCHMARK(BM_hanging_256_column_limit)
-    ->ArgNames({"k", "substeps", "solves", "bound10k", "tethers", "threads"})
-    ->Args({3000, 1, 3, 50, 1, 1})
-    ->Args({3000, 1, 3, 50, 1, 2})
-    ->Args({3000, 1, 3, 50, 0, 1})
-    ->Args({3000, 1, 2, 50, 1, 1})
-    ->Args({3000, 1, 3, 100, 1, 1})
-    ->Args({3000, 1, 4, 100, 1, 1})
-    ->Args({20000, 2, 1, 50, 1, 1})
-    ->Args({20000, 2, 1, 50, 1, 2})
-    ->Args({20000, 2, 1, 100, 1, 1})
-    ->Args({110000, 6, 1, 100, 1, 1})
+    ->ArgNames({"k", "substeps", "tethers", "passes", "threads", "relax10", "columns", "bound10k"})
+    ->Args({110000, 6, 0, 0, 1, 10, 0, 100})
+    ->Args({110000, 6, 1, 0, 1, 10, 0, 100})
+    ->Args({110000, 6, 1, 1, 1, 10, 0, 100})
+    ->Args({110000, 6, 1, 1, 1, 15, 0, 100})
+    ->Args({3000, 1, 1, 0, 1, 10, 0, 100})
+    ->Args({3000, 1, 1, 2, 1, 10, 0, 100})
+    ->Args({48000, 4, 1, 1, 1, 10, 0, 100})
+    ->Args({400000, 16, 0, 0, 1, 10, 0, 100})
+    ->Args({400000, 16, 1, 0, 1, 10, 0, 100})
+    ->Args({400000, 16, 1, 0, 2, 10, 0, 100})
+    ->Args({110000, 6, 1, 0, 2, 10, 0, 100})
+    ->Args({3000, 1, 1, 0, 1, 10, 3, 50})
+    ->Args({3000, 1, 1, 0, 2, 10, 3, 50})
+    ->Args({3000, 1, 0, 0, 1, 10, 3, 50})
+    ->Args({3000, 1, 0, 0, 1, 10, 4, 50})
+    ->Args({3000, 1, 1, 0, 1, 10, 2, 50})
+    ->Args({3000, 1, 1, 0, 1, 10, 2, 100})
+    ->Args({3000, 1, 1, 0, 1, 10, 3, 100})
+    ->Args({3000, 1, 1, 0, 1, 10, 4, 100})
+    ->Args({20000, 2, 1, 0, 1, 10, 1, 50})
+    ->Args({20000, 2, 1, 0, 2, 10, 1, 50})
+    ->Args({20000, 2, 1, 0, 1, 10, 1, 100})
+    ->Args({110000, 6, 1, 0, 1, 10, 1, 100})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
