@@ -37,6 +37,7 @@
 #include "simulation.hpp"
 #include "stage_state.hpp"
 #include "state.hpp"
+#include "strain_limit.hpp"
 
 namespace simdverlet
 {
@@ -79,14 +80,7 @@ struct ColumnLimitData
 template <class T>
 void check_column_limit(T max_stretch, T max_compression, int solves)
 {
-    if (!std::isfinite(max_stretch) || max_stretch < T(0))
-        raise<std::invalid_argument>("simdverlet: column limit max_stretch must be finite and >= 0, got " +
-                                     number(max_stretch));
-    if (!std::isfinite(max_compression) || max_compression < T(0) || max_compression >= T(1))
-        raise<std::invalid_argument>("simdverlet: column limit max_compression must be finite and in [0, 1), got " +
-                                     number(max_compression));
-    if (solves < 1)
-        raise<std::invalid_argument>("simdverlet: column limit solves must be >= 1, got " + std::to_string(solves));
+    check_strain_bounds("column limit", max_stretch, max_compression, "solves", solves);
 }
 
 /// The columns of a cloth as a solve reads them: particle (c, r) at base + r * width + c, the
@@ -109,9 +103,9 @@ struct ColumnView
 /// sub-diagonal of row r, so its eliminated value is formed at row r); the backward pass finds
 /// lambda and moves each particle by w (lambda_r n_r - lambda_{r+1} n_{r+1}). A spring that is
 /// torn, has no length, joins two pinned particles or was rewired away from the cell below drops
-/// out (an identity row, no direction): the column parts there. Returns the springs that were past
-/// a bound.
-template <class V, class T>
+/// out (an identity row, no direction): the column parts there. With kCount, returns the springs
+/// that were past a bound (only the last solve of a step reports them).
+template <class V, bool kCount, class T>
 int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
 {
     using simd::load_at, simd::store_at;
@@ -136,7 +130,8 @@ int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
                           simd::lanes_point_at<V>(v.springs.neighbour[kClothDown] + up, std::int64_t(i)) &&
                           (length > zero) && (w_up + w > zero);
         const V target = simd::min(simd::max(length, rest * compression), rest * stretch);
-        past += simd::count(live && (target != length));
+        if constexpr (kCount)
+            past += simd::count(live && (target != length));
         const V inv = simd::select(live, one / simd::select(live, length, one), zero);
         const V nx = dx * inv, ny = dy * inv, nz = dz * inv;
         const V a = zero - w_up * (pnx * nx + pny * ny + pnz * nz);
@@ -196,10 +191,10 @@ void limit_columns(ColumnLimitData<T>& d, const World<T>& world, State3<T>& stat
     // this is the same arithmetic as solving all columns once and again, and the batch's rows are
     // still in cache for its later solves.
     const auto solve_all = [&](auto batch, std::size_t c) {
-        int past = 0;
-        for (int solve = 0; solve < solves; ++solve)
-            past = solve_columns<decltype(batch)>(v, d, c);
-        return past;
+        using V = decltype(batch);
+        for (int solve = 1; solve < solves; ++solve)
+            solve_columns<V, false>(v, d, c);
+        return solve_columns<V, true>(v, d, c);
     };
     std::atomic<int> past{0};
     world.for_each_chunk(v.width, [&](std::size_t b, std::size_t e) {

@@ -431,6 +431,19 @@ struct LaneIndex<xsimd::batch<T, Arch>>
     bool run;                 ///< every lane's index is first + lane, or -1
 };
 
+/// The indices first, first + 1, ..., one a lane: a run of particles, for comparing a lane group's
+/// neighbour indices against. The lane offsets come from constant memory: stored lane by lane and
+/// loaded whole, they would stall the load.
+template <class T, class Arch>
+IndexBatch<T, Arch> run_from(std::int64_t first)
+{
+    using I = IndexBatch<T, Arch>;
+    using E = typename I::value_type;
+    alignas(kAlignment) static constexpr E iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    static_assert(I::size <= 16);
+    return I::load_aligned(iota) + I(E(first));
+}
+
 /// The lanes' indices index[0 .. lanes) into arrays of `length` values (-1: no particle, the lane
 /// reads something and must be masked). Runs are used only when `runs` is true and the run fits.
 template <class V>
@@ -452,12 +465,7 @@ LaneIndex<V> lane_index(const std::int32_t* index, std::size_t length, bool runs
         const std::int64_t first = index[0];
         bool run = runs && first >= 0 && std::size_t(first) + V::size <= length;
         if (run)
-        {
-            // From constant memory: lanes stored one by one and loaded whole would stall the load.
-            alignas(kAlignment) static constexpr E iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-            static_assert(V::size <= 16);
-            run = xsimd::all((idx == I::load_aligned(iota) + I(E(first))) || (idx == I(E(-1))));
-        }
+            run = xsimd::all((idx == run_from<T, Arch>(first)) || (idx == I(E(-1))));
         return {safe_indices<T, Arch>(idx), first, run};
     }
 }
@@ -503,11 +511,7 @@ auto lanes_point_at(const std::int32_t* index, std::int64_t first)
     {
         using T = Scalar<V>;
         using Arch = typename V::arch_type;
-        using I = IndexBatch<T, Arch>;
-        using E = typename I::value_type;
-        alignas(kAlignment) static constexpr E iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-        static_assert(V::size <= 16);
-        return index_mask<T, Arch>(load_indices<T, Arch>(index) == I::load_aligned(iota) + I(E(first)));
+        return index_mask<T, Arch>(load_indices<T, Arch>(index) == run_from<T, Arch>(first));
     }
 }
 

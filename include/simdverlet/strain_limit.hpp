@@ -132,18 +132,28 @@ void colour_particles(StrainLimitData<T>& d, const World<T>& world, std::size_t 
     d.colour_end = end;
 }
 
+/// Throws std::invalid_argument naming `stage` ("strain limit", "column limit") and the value, on
+/// a negative or non-finite stretch bound, a compression bound outside [0, 1), or a `count_name`
+/// (its passes or solves) below 1. Shared by the limiters, so they refuse alike.
 template <class T>
-void check_strain_limit(T max_stretch, T max_compression, int passes)
+void check_strain_bounds(const std::string& stage, T max_stretch, T max_compression, const std::string& count_name,
+                         int count)
 {
     if (!std::isfinite(max_stretch) || max_stretch < T(0))
-        detail::raise<std::invalid_argument>("simdverlet: strain limit max_stretch must be finite and >= 0, got " +
+        detail::raise<std::invalid_argument>("simdverlet: " + stage + " max_stretch must be finite and >= 0, got " +
                                              number(max_stretch));
     if (!std::isfinite(max_compression) || max_compression < T(0) || max_compression >= T(1))
         detail::raise<std::invalid_argument>(
-            "simdverlet: strain limit max_compression must be finite and in [0, 1), got " + number(max_compression));
-    if (passes < 1)
-        detail::raise<std::invalid_argument>("simdverlet: strain limit passes must be >= 1, got " +
-                                             std::to_string(passes));
+            "simdverlet: " + stage + " max_compression must be finite and in [0, 1), got " + number(max_compression));
+    if (count < 1)
+        detail::raise<std::invalid_argument>("simdverlet: " + stage + " " + count_name + " must be >= 1, got " +
+                                             std::to_string(count));
+}
+
+template <class T>
+void check_strain_limit(T max_stretch, T max_compression, int passes)
+{
+    check_strain_bounds("strain limit", max_stretch, max_compression, "passes", passes);
 }
 
 /// Particle i's new position from its four slots, written once for a scalar (V = T, M = bool) and
