@@ -2,12 +2,15 @@
 // particles), 1 iteration, 6 substeps, g = 9.81, dropped onto a 10 000-triangle torus (100 x 50
 // quads, ring radius 40, tube 15) and stepped 2 s, so that about two fifths of the sheet lie on
 // the mesh. Then timed per 60 Hz frame with the mesh on and switched off (the difference is the
-// collider's cost), on 1 and 2 threads, and one collider pass alone, vector and scalar.
+// collider's cost), on 1 and 2 threads, and one collider pass alone, vector and scalar; the vector
+// path with the sheet's grid given to the collider (tiles: 4 x 4 particles a batch on AVX-512)
+// and without (runs of 16 along a row).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <simdverlet/simdverlet.hpp>
@@ -30,23 +33,26 @@ struct Drape
     Simulation<float> sim;
     std::shared_ptr<ColliderSet<float>> world;
     TriangleMeshCollider<float>* mesh = nullptr;
+    ParticleGrid grid;
 
     explicit Drape(int threads)
     {
         const float half = kSpacing * float(kSide - 1) / 2;
-        add_cloth(sim, {.width = kSide,
-                        .height = kSide,
-                        .spacing = kSpacing,
-                        .stiffness = 60000.0f,
-                        .curvature_strength = 0.0f,
-                        .position = [&](int c, int r) {
-                            return Vec3<float>(kSpacing * float(c) - half, -16.0f, kSpacing * float(r) - half);
-                        }});
+        const auto cloth = add_cloth(sim, {.width = kSide,
+                                           .height = kSide,
+                                           .spacing = kSpacing,
+                                           .stiffness = 60000.0f,
+                                           .curvature_strength = 0.0f,
+                                           .position = [&](int c, int r) {
+                                               return Vec3<float>(kSpacing * float(c) - half, -16.0f,
+                                                                  kSpacing * float(r) - half);
+                                           }});
         const auto ring = testing::torus<float>({0, 0, 0}, 40.0f, 15.0f, 100, 50);
         world = add_colliders(sim, {});
         mesh = &world->add(TriangleMeshCollider<float>(
             {.vertices = ring.vertices, .triangles = ring.triangles, .thickness = 0.25f, .two_sided = false},
             {.friction = 0.5f}));
+        grid = cloth.grid();
         benchmarking::use_threads(sim, threads);
         for (int f = 0; f < 120; ++f)
             sim.step(kFrame);
@@ -60,6 +66,9 @@ void BM_mesh_collider(benchmark::State& bench)
     Drape drape(threads);
     drape.sim.set_vectorized(bench.range(2) != 0);
     drape.mesh->enabled = enabled;
+    const bool tiles = bench.range(3) != 0;
+    if (tiles)
+        drape.mesh->set_particle_grids({drape.grid});
     // Every iteration steps the same frame from the same state, so runs of any length time the
     // same work.
     const State3<float> original = drape.sim.state();
@@ -70,7 +79,8 @@ void BM_mesh_collider(benchmark::State& bench)
     bench.counters["ms/frame"] = 1e3 * seconds;
     bench.counters["contacts"] = double(drape.mesh->contacts());
     bench.SetLabel(std::string(enabled ? "with" : "without") + " the mesh, " + std::to_string(threads) +
-                   (threads > 1 ? " threads" : " thread") + (drape.sim.vectorized() ? "" : ", scalar"));
+                   (threads > 1 ? " threads" : " thread") + (drape.sim.vectorized() ? "" : ", scalar") +
+                   (tiles ? ", tiles" : ""));
 }
 
 /// Times one pass of `mesh` over `state`, restored after each, so every pass sees the same
@@ -89,16 +99,19 @@ void time_passes(benchmark::State& bench, TriangleMeshCollider<float>& mesh, Sta
     bench.counters["contacts"] = double(contacts);
 }
 
-/// One pass of the collider over the draped sheet, vector or scalar.
+/// One pass of the collider over the draped sheet, vector (in tiles or runs) or scalar.
 void BM_mesh_collider_pass(benchmark::State& bench)
 {
     Drape drape(1);
     drape.mesh->vectorized = bench.range(0) != 0;
+    const bool tiles = bench.range(1) != 0;
+    if (tiles)
+        drape.mesh->set_particle_grids({drape.grid});
     auto& state = drape.sim.state();
     time_passes(bench, *drape.mesh, state);
     bench.counters["particles_per_s"] = benchmark::Counter(double(state.size()),
                                                            benchmark::Counter::kIsIterationInvariantRate);
-    bench.SetLabel(drape.mesh->vectorized ? simd::arch_name() : "scalar");
+    bench.SetLabel(std::string(drape.mesh->vectorized ? simd::arch_name() : "scalar") + (tiles ? ", tiles" : ""));
 }
 /// The draped particles copied, positions and velocities, into a particle-only simulation: in the
 /// cloth's row order, or in 4 x 4 tiles (each 16 consecutive indices one tile of the sheet), the
@@ -329,12 +342,19 @@ void BM_mesh_query_layout(benchmark::State& bench)
 
 BENCHMARK(BM_mesh_query_layout)->ArgName("triangles")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mesh_collider_order)->ArgName("tiles")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_mesh_collider_pass)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mesh_collider_pass)
+    ->ArgNames({"vectorized", "tiles"})
+    ->Args({1, 1})
+    ->Args({1, 0})
+    ->Args({0, 0})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mesh_collider)
-    ->ArgNames({"mesh", "threads", "vectorized"})
-    ->Args({1, 1, 1})
-    ->Args({0, 1, 1})
-    ->Args({1, 1, 0})
-    ->Args({1, 2, 1})
-    ->Args({0, 2, 1})
+    ->ArgNames({"mesh", "threads", "vectorized", "tiles"})
+    ->Args({1, 1, 1, 1})
+    ->Args({1, 1, 1, 0})
+    ->Args({0, 1, 1, 0})
+    ->Args({1, 1, 0, 0})
+    ->Args({1, 2, 1, 1})
+    ->Args({1, 2, 1, 0})
+    ->Args({0, 2, 1, 0})
     ->Unit(benchmark::kMillisecond);

@@ -21,7 +21,8 @@ flags=$(grep -o '"command": "[^"]*step.cpp[^"]*"' build/release/compile_commands
 {
     echo "# Benchmark result: $name"
     echo
-    echo "- command: \`bash bench/run.sh $name $*\` → \`$binary ${args[*]}\`"
+    # %q quotes what a shell would split or pipe (a filter's "|"), so the line can be pasted.
+    echo "- command: \`bash bench/run.sh $name $(printf '%q ' "$@" | sed 's/ $//')\` → \`$binary $(printf '%q ' "${args[@]}" | sed 's/ $//')\`"
     echo "- compiler: \`$("$compiler" --version | head -1)\`"
     echo "- compile line: \`$flags\`"
     echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"

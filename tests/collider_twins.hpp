@@ -29,14 +29,15 @@ Simulation<T> particle_cloud(Masses masses = Masses::per_particle)
 
 /// Projects a fresh cloud through the vector path and another through the scalar twin, over a range
 /// that starts and ends mid-batch; returns the vector path's contact count after checking equality.
+/// Masses::unit leaves the cloud without pinned particles or an inverse-mass array.
 template <class T, class C>
-int check_collider_twins(C vector_collider)
+int check_collider_twins(C vector_collider, Masses masses = Masses::per_particle)
 {
     C scalar_collider = vector_collider;
     scalar_collider.vectorized = false;
-    auto a = particle_cloud<T>();
-    auto b = particle_cloud<T>();
-    const auto untouched = particle_cloud<T>();
+    auto a = particle_cloud<T>(masses);
+    auto b = particle_cloud<T>(masses);
+    const auto untouched = particle_cloud<T>(masses);
     const std::size_t begin = 3, end = a.size() - 5;
     const int cv = vector_collider.project(a.state(), begin, end);
     const int cs = scalar_collider.project(b.state(), begin, end);

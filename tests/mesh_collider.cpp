@@ -377,6 +377,108 @@ TEST_CASE("a mesh collider gives the same bits on every path: vector, scalar, th
     CHECK(contacts > 30);
 }
 
+TEMPLATE_TEST_CASE("a mesh collider batching grids in tiles gives every particle the scalar twin's bits",
+                   "[mesh][tiles]", float, double)
+{
+    // The cloud is no grid, so a tile spans the cloud: the worst case for its lists, and the same
+    // bits all the same. Grids cut by the range's ends, partial last columns and rows left over
+    // below the last row group all go through the other paths.
+    using T = TestType;
+    if (simd::kTileRows<T, xsimd::default_arch> < 2)
+        WARN("batches of " << simd::kLanes<T> << " lanes hold one row: tiles are not used");
+    const ContactMaterial<T> m{
+        .friction = T(0.4), .tangential_damping = T(0.1), .restitution = T(0.5), .margin = T(0.05)};
+    const auto ball = icosphere<T>({T(0.5), 0, 0}, T(1.5), 2);
+    const std::vector<std::vector<ParticleGrid>> layouts = {
+        {{.first = 0, .width = 37, .height = 26}},
+        {{.first = 3, .width = 16, .height = 60}},
+        {{.first = 5, .width = 25, .height = 8},
+         {.first = 300, .width = 50, .height = 13},
+         {.first = 990, .width = 4, .height = 4}},
+    };
+    for (const auto& grids : layouts)
+        for (const bool moving : {false, true})
+        {
+            INFO("grids from " << grids.front().first << ", moving " << moving);
+            auto mesh = collider_of(ball, T(0.1), true, m);
+            mesh.set_particle_grids(grids);
+            if (moving)
+                mesh.set_vertices(moved(ball.vertices, Vec3<T>(T(0.3), T(-0.2), T(0.1))));
+            CHECK(check_collider_twins<T>(mesh) > 20);
+        }
+    // Lanes past a grid's right edge must stay out of the contact, pinned or not: on a cloud with
+    // no inverse masses, a ball whose surface passes 0.05 from the origin, where those lanes'
+    // zeros lie, would otherwise count them in contact.
+    auto near_origin = collider_of(icosphere<T>({T(0.5), 0, 0}, T(0.55), 3), T(0.1), true, m);
+    near_origin.set_particle_grids({{.first = 0, .width = 37, .height = 26}});
+    CHECK(check_collider_twins<T>(near_origin, Masses::unit) > 0);
+}
+
+TEST_CASE("a sheet on a turning torus mesh takes the same bits batched in tiles as in runs, on every path",
+          "[mesh][tiles][threads]")
+{
+    // The threads test's scene with the sheet's grid given: its 20 x 10 grid has two row groups
+    // of four rows and two rows left over, and small grains cut row groups between chunks.
+    const auto ring = torus<float>({4.75f, 1.2f, 2.25f}, 2.0f, 0.7f, 48, 16);
+    const auto drape = [&](bool tiles) {
+        return [&, tiles](auto configure) {
+            auto sim = flat_sheet<float>();
+            configure(sim);
+            auto world = add_colliders(sim, {}, collider_of(ring, 0.1f, false, {.friction = 0.4f}));
+            auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+            if (tiles)
+                mesh.set_particle_grids({{.first = 0, .width = 20, .height = 10}});
+            // Sinking for 30 frames, then still: a still mesh keeps the lists while the sheet
+            // settles, and a tile must notice when its particles leave its list's bounds.
+            for (int frame = 0; frame < 90; ++frame)
+            {
+                if (frame < 30)
+                {
+                    std::vector<Vec3<float>> v = ring.vertices;
+                    for (auto& p : v)
+                        p.y() -= 0.005f * float(frame);
+                    mesh.set_vertices(std::move(v));
+                }
+                sim.step(guide_step<float>(16));
+            }
+            return std::pair{std::move(sim), world->contacts()};
+        };
+    };
+    const int contacts = check_same_bits_on_every_path(drape(true), 64);
+    CHECK(contacts > 30);
+    const auto runs = drape(false)([](auto&) {});
+    const auto tiles = drape(true)([](auto&) {});
+    CHECK(same_positions(runs.first, tiles.first));
+    CHECK(runs.second == tiles.second);
+}
+
+TEST_CASE("bad particle grids throw naming the grid and leave the collider's grids as they were", "[mesh][errors]")
+{
+    const auto message = [](auto&& fn) { return error_message<std::invalid_argument>(fn); };
+    auto mesh = collider_of(square_wall<float>(1.0f), 0.01f);
+    const std::vector<ParticleGrid> before = {{.first = 0, .width = 10, .height = 10}};
+    mesh.set_particle_grids(before);
+    CHECK(message([&] { mesh.set_particle_grids({{.first = 4, .width = 0, .height = 3}}); }) ==
+          "simdverlet: mesh collider particle grid {first 4, width 0, height 3} is empty");
+    CHECK(message([&] { mesh.set_particle_grids({{.first = 4, .width = 3, .height = 0}}); }).find("is empty") !=
+          std::string::npos);
+    CHECK(
+        message([&] {
+            mesh.set_particle_grids({{.first = 50, .width = 10, .height = 2}, {.first = 0, .width = 10, .height = 6}});
+        }) ==
+        "simdverlet: mesh collider particle grid {first 50, width 10, height 2} overlaps the grid from particle 0");
+    const std::size_t half = std::size_t(1) << (4 * sizeof(std::size_t)); // squared, one past the largest
+    CHECK(message([&] { mesh.set_particle_grids({{.first = 0, .width = half, .height = half}}); }) ==
+          "simdverlet: mesh collider particle grid {first 0, width " + std::to_string(half) + ", height " +
+              std::to_string(half) + "} reaches past the largest particle index");
+    CHECK(message([&] {
+              mesh.set_particle_grids({{.first = half * half - 4, .width = 2, .height = 3}});
+          }).find("reaches past the largest particle index") != std::string::npos);
+    CHECK(mesh.particle_grids() == before);
+    mesh.set_particle_grids({});
+    CHECK(mesh.particle_grids().empty());
+}
+
 TEST_CASE("bad mesh input throws, names the value and leaves the collider as it was", "[mesh][errors]")
 {
     const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -112,6 +112,8 @@ class Cloth
     int height() const noexcept { return d().height; }
     const std::string& name() const noexcept { return d().name; }
     ParticleRange range() const noexcept { return {base(), end()}; }
+    /// The cloth's layout, for stages that batch a grid's neighbours (TriangleMeshCollider).
+    ParticleGrid grid() const noexcept { return {base(), std::size_t(width()), std::size_t(height())}; }
     bool contains(std::size_t particle) const noexcept { return particle >= base() && particle < end(); }
 
     Vec3<T> position(int col, int row) const { return state().position(index(col, row)); }

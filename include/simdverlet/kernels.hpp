@@ -461,6 +461,47 @@ int project_lanes_vector(const StateArrays<T>& s, std::size_t begin, std::size_t
     return touched_count;
 }
 
+/// project_lanes_vector over one tile of a grid of particles instead of a run of them: rows of
+/// simd::kTileColumns particles, the first at `first`, each `stride` after the one above, of which
+/// the first `columns` are particles (the rest masked out, neither read nor written). Lane
+/// r * kTileColumns + c is particle first + r * stride + c. Returns the touched particles.
+template <class Arch, bool kPrevious = true, class T, class Fn>
+int project_tile_vector(const StateArrays<T>& s, std::size_t first, std::size_t stride, std::size_t columns, Fn&& fn)
+{
+    using B = simd::Batch<T, Arch>;
+    using M = simd::Mask<T, Arch>;
+    constexpr std::size_t L = B::size;
+    alignas(simd::kAlignment) T column_lanes[L];
+    for (std::size_t k = 0; k < L; ++k)
+        column_lanes[k] = T(k % simd::kTileColumns);
+    const B zero(T(0));
+    const auto load = [&](const T* a) { return simd::load_tile<T, Arch>(a + first, stride, columns); };
+    const auto store = [&](T* a, const B& v) { simd::store_tile<T, Arch>(a + first, stride, v, columns); };
+    M movable = simd::load<T, Arch>(column_lanes) < B(T(columns));
+    if (s.inv_mass)
+        movable = movable && (load(s.inv_mass) != zero);
+    ParticleLanes<B> p{load(s.x), load(s.y), load(s.z), zero, zero, zero};
+    if constexpr (kPrevious)
+    {
+        p.px = load(s.px);
+        p.py = load(s.py);
+        p.pz = load(s.pz);
+    }
+    const M touched = fn(p, movable);
+    if (!simd::any<T, Arch>(touched))
+        return 0;
+    store(s.x, p.x);
+    store(s.y, p.y);
+    store(s.z, p.z);
+    if constexpr (kPrevious)
+    {
+        store(s.px, p.px);
+        store(s.py, p.py);
+        store(s.pz, p.pz);
+    }
+    return simd::count<T, Arch>(touched);
+}
+
 /// Scalar twin of project_lanes_vector: fn receives ParticleLanes<T>, a bool and, if it takes one,
 /// the particle's index.
 template <class T, class Fn>

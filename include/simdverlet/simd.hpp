@@ -3,12 +3,14 @@
 // the horizontal sum, the index type a gather needs, and the alignment of the allocator.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -112,6 +114,91 @@ template <class T, class Arch>
 void store(T* p, const Batch<T, Arch>& b)
 {
     b.store_aligned(p);
+}
+
+/// Columns of a tile: a batch read as rows of four consecutive values, one row a stride below the
+/// other. A cloth's particles batched this way (four rows of four on AVX-512) span a square of the
+/// sheet instead of a strip, which is what a shape that tests a batch against one thing at a time
+/// wants (the mesh collider: docs/performance.md, "Triangle-mesh colliders").
+inline constexpr std::size_t kTileColumns = 4;
+
+/// Rows of a tile: the batch's lanes over kTileColumns (1 where the batch is no wider than a row).
+template <class T, class Arch>
+inline constexpr std::size_t kTileRows = Batch<T, Arch>::size / kTileColumns;
+
+/// Loads a tile: lane r * kTileColumns + c holds p[r * stride + c] for c < columns, and 0 for the
+/// columns past them (never read, so a tile at a grid's right edge reads nothing beyond it).
+/// Full rows go into the register with 128- or 256-bit loads, not through memory: a vector load
+/// of lanes just written one by one stalls on the store buffer.
+template <class T, class Arch>
+Batch<T, Arch> load_tile(const T* p, std::size_t stride, std::size_t columns = kTileColumns)
+{
+    using B = Batch<T, Arch>;
+    if (columns == kTileColumns)
+    {
+#if defined(__AVX512F__)
+        if constexpr (std::is_same_v<T, float> && B::size == 16)
+        {
+            __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(p));
+            v = _mm512_insertf32x4(v, _mm_loadu_ps(p + stride), 1);
+            v = _mm512_insertf32x4(v, _mm_loadu_ps(p + 2 * stride), 2);
+            return B(_mm512_insertf32x4(v, _mm_loadu_ps(p + 3 * stride), 3));
+        }
+        if constexpr (std::is_same_v<T, double> && B::size == 8)
+            return B(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(p)), _mm256_loadu_pd(p + stride), 1));
+#endif
+#if defined(__AVX__)
+        if constexpr (std::is_same_v<T, float> && B::size == 8)
+            return B(_mm256_set_m128(_mm_loadu_ps(p + stride), _mm_loadu_ps(p)));
+#endif
+    }
+    alignas(kAlignment) T lanes[B::size] = {};
+    for (std::size_t r = 0; r < kTileRows<T, Arch>; ++r)
+        for (std::size_t c = 0; c < columns && c < kTileColumns; ++c)
+            lanes[r * kTileColumns + c] = p[r * stride + c];
+    return load<T, Arch>(lanes);
+}
+
+/// Stores the first `columns` columns of a tile load_tile read; the others are left as they were.
+template <class T, class Arch>
+void store_tile(T* p, std::size_t stride, const Batch<T, Arch>& b, std::size_t columns = kTileColumns)
+{
+    using B = Batch<T, Arch>;
+    if (columns == kTileColumns)
+    {
+#if defined(__AVX512F__)
+        if constexpr (std::is_same_v<T, float> && B::size == 16)
+        {
+            const __m512 v = b;
+            _mm_storeu_ps(p, _mm512_castps512_ps128(v));
+            _mm_storeu_ps(p + stride, _mm512_extractf32x4_ps(v, 1));
+            _mm_storeu_ps(p + 2 * stride, _mm512_extractf32x4_ps(v, 2));
+            _mm_storeu_ps(p + 3 * stride, _mm512_extractf32x4_ps(v, 3));
+            return;
+        }
+        if constexpr (std::is_same_v<T, double> && B::size == 8)
+        {
+            const __m512d v = b;
+            _mm256_storeu_pd(p, _mm512_castpd512_pd256(v));
+            _mm256_storeu_pd(p + stride, _mm512_extractf64x4_pd(v, 1));
+            return;
+        }
+#endif
+#if defined(__AVX__)
+        if constexpr (std::is_same_v<T, float> && B::size == 8)
+        {
+            const __m256 v = b;
+            _mm_storeu_ps(p, _mm256_castps256_ps128(v));
+            _mm_storeu_ps(p + stride, _mm256_extractf128_ps(v, 1));
+            return;
+        }
+#endif
+    }
+    // Through memory: a 16-byte load from a 64-byte store forwards, so this does not stall.
+    alignas(kAlignment) T lanes[B::size];
+    b.store_aligned(lanes);
+    for (std::size_t r = 0; r < kTileRows<T, Arch>; ++r)
+        std::memcpy(p + r * stride, lanes + r * kTileColumns, std::min(columns, kTileColumns) * sizeof(T));
 }
 
 /// Loads Batch<T>::size neighbour indices (int32 in memory) widened to the gather index type.

@@ -98,6 +98,18 @@ struct ParticleRange
     }
 };
 
+/// Particles laid out as a grid, row by row: `height` rows of `width` particles from `first` (a
+/// cloth's layout: Cloth::grid()). A hint for stages that batch neighbours together; it changes
+/// how fast they run, never what they compute.
+struct ParticleGrid
+{
+    std::size_t first = 0;  ///< the particle of column 0, row 0
+    std::size_t width = 0;  ///< particles a row, > 0
+    std::size_t height = 0; ///< rows, > 0
+
+    friend bool operator==(const ParticleGrid&, const ParticleGrid&) = default;
+};
+
 /// Raw pointers to every array of a state, over the padded length. What kernels work on; user code
 /// should prefer the spans of State3.
 template <class T>
