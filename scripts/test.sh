@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what is missing, check the formatting (.clang-format), then configure, build and run the
 # tests with g++ and with clang++, warnings as errors (workflow presets `ci` and `ci-clang`,
-# build/dev and build/clang), again under the sanitizers with clang++ (`asan`), and fuzz the simulation with
+# build/dev and build/clang; the g++ build for the SSE2 baseline, the clang++ one for this machine's
+# widest instruction set, -march=native, so both batch widths are tested), again under the
+# sanitizers with clang++ (`asan`), and fuzz the simulation with
 # 6000 seeded inputs (`fuzz-smoke`, build/fuzz).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

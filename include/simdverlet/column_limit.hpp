@@ -131,7 +131,7 @@ int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
                           (length > zero) && (w_up + w > zero);
         const V target = simd::min(simd::max(length, rest * compression), rest * stretch);
         if constexpr (kCount)
-            past += simd::count(live && (target != length));
+            past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
         const V inv = simd::select(live, one / simd::select(live, length, one), zero);
         const V nx = dx * inv, ny = dy * inv, nz = dz * inv;
         const V a = zero - w_up * (pnx * nx + pny * ny + pnz * nz);

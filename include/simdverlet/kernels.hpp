@@ -473,7 +473,7 @@ int project_tile_vector(const StateArrays<T>& s, std::size_t first, std::size_t 
     constexpr std::size_t L = B::size;
     alignas(simd::kAlignment) T column_lanes[L];
     for (std::size_t k = 0; k < L; ++k)
-        column_lanes[k] = T(k % simd::kTileColumns);
+        column_lanes[k] = T(k % simd::kTileColumns<T, Arch>);
     const B zero(T(0));
     const auto load = [&](const T* a) { return simd::load_tile<T, Arch>(a + first, stride, columns); };
     const auto store = [&](T* a, const B& v) { simd::store_tile<T, Arch>(a + first, stride, v, columns); };
@@ -1084,7 +1084,8 @@ SIMDVERLET_INLINE void strained_lanes(const StateArrays<T>& s, const ConstraintA
         if (!simd::any(spring && maybe))
             continue;
         const V strain = spring_strain(dx, dy, dz, rest);
-        std::uint64_t over = simd::lane_bits(spring && ((strain > V(max_strain)) || (strain != strain))) & in_range;
+        // NaN as !(v == v): xsimd 8's AVX and AVX-512 != is ordered (false for NaN), unlike SSE2's and C++'s.
+        std::uint64_t over = simd::lane_bits(spring && ((strain > V(max_strain)) || !(strain == strain))) & in_range;
         if (over == 0)
             continue;
         alignas(simd::kAlignment) T values[simd::kPadLanes<T>];

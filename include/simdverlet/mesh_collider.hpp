@@ -422,8 +422,9 @@ class TriangleMeshCollider : public Collider<T>
             if (g > 0 && grids[g - 1].first + grids[g - 1].width * grids[g - 1].height > grid.first)
                 detail::raise<std::invalid_argument>(name + " overlaps the grid from particle " +
                                                      std::to_string(grids[g - 1].first));
-            const std::size_t columns = (grid.width + simd::kTileColumns - 1) / simd::kTileColumns;
-            tiled.push_back({grid, std::vector<Block>(grid.height / kTileRows * columns)});
+            const std::size_t columns = (grid.width + kTileColumns - 1) / kTileColumns;
+            // Lists for every tile only where tiles are used (see project_range).
+            tiled.push_back({grid, std::vector<Block>(kTileRows < 2 ? 0 : grid.height / kTileRows * columns)});
         }
         m_grids = std::move(tiled);
     }
@@ -477,7 +478,8 @@ class TriangleMeshCollider : public Collider<T>
     /// Particles per cached candidate list: a padding unit, so that a list belongs to one chunk
     /// of the executor's split and no two threads touch it.
     static constexpr std::size_t kBlock = simd::kPadLanes<T>;
-    /// Rows of a tile on the vector path.
+    /// Columns and rows of a tile on the vector path.
+    static constexpr std::size_t kTileColumns = simd::kTileColumns<T, xsimd::default_arch>;
     static constexpr std::size_t kTileRows = simd::kTileRows<T, xsimd::default_arch>;
 
     struct Block
@@ -518,13 +520,13 @@ class TriangleMeshCollider : public Collider<T>
     int project_row_group(const StateArrays<T>& s, TiledGrid& g, std::size_t k)
     {
         const std::size_t width = g.grid.width;
-        const std::size_t columns = (width + simd::kTileColumns - 1) / simd::kTileColumns;
+        const std::size_t columns = (width + kTileColumns - 1) / kTileColumns;
         int touched = 0;
         for (std::size_t c = 0; c < columns; ++c)
         {
             Block& tile = g.tiles[k * columns + c];
-            const std::size_t first = g.grid.first + k * kTileRows * width + c * simd::kTileColumns;
-            const std::size_t used = std::min(simd::kTileColumns, width - c * simd::kTileColumns);
+            const std::size_t first = g.grid.first + k * kTileRows * width + c * kTileColumns;
+            const std::size_t used = std::min(kTileColumns, width - c * kTileColumns);
             touched += kernels::project_tile_vector<xsimd::default_arch>(
                 s, first, width, used, [&](auto& p, const auto& movable) {
                     using M = std::remove_cvref_t<decltype(movable)>;

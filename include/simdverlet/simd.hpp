@@ -116,25 +116,28 @@ void store(T* p, const Batch<T, Arch>& b)
     b.store_aligned(p);
 }
 
-/// Columns of a tile: a batch read as rows of four consecutive values, one row a stride below the
-/// other. A cloth's particles batched this way (four rows of four on AVX-512) span a square of the
-/// sheet instead of a strip, which is what a shape that tests a batch against one thing at a time
-/// wants (the mesh collider: docs/performance.md, "Triangle-mesh colliders").
-inline constexpr std::size_t kTileColumns = 4;
-
-/// Rows of a tile: the batch's lanes over kTileColumns (1 where the batch is no wider than a row).
+/// Columns of a tile: a batch read as rows of four consecutive values (fewer where the batch is
+/// narrower), one row a stride below the other. A cloth's particles batched this way (four rows
+/// of four on AVX-512) span a square of the sheet instead of a strip, which is what a shape that
+/// tests a batch against one thing at a time wants (the mesh collider: docs/performance.md,
+/// "Triangle-mesh colliders").
 template <class T, class Arch>
-inline constexpr std::size_t kTileRows = Batch<T, Arch>::size / kTileColumns;
+inline constexpr std::size_t kTileColumns = std::min<std::size_t>(4, Batch<T, Arch>::size);
+
+/// Rows of a tile: 1 where the batch is no wider than a row (SSE2, or double on AVX2), and there a
+/// tile is a run, and tiling gains nothing.
+template <class T, class Arch>
+inline constexpr std::size_t kTileRows = Batch<T, Arch>::size / kTileColumns<T, Arch>;
 
 /// Loads a tile: lane r * kTileColumns + c holds p[r * stride + c] for c < columns, and 0 for the
 /// columns past them (never read, so a tile at a grid's right edge reads nothing beyond it).
 /// Full rows go into the register with 128- or 256-bit loads, not through memory: a vector load
 /// of lanes just written one by one stalls on the store buffer.
 template <class T, class Arch>
-Batch<T, Arch> load_tile(const T* p, std::size_t stride, std::size_t columns = kTileColumns)
+Batch<T, Arch> load_tile(const T* p, std::size_t stride, std::size_t columns = kTileColumns<T, Arch>)
 {
     using B = Batch<T, Arch>;
-    if (columns == kTileColumns)
+    if (columns == kTileColumns<T, Arch>)
     {
 #if defined(__AVX512F__)
         if constexpr (std::is_same_v<T, float> && B::size == 16)
@@ -154,17 +157,17 @@ Batch<T, Arch> load_tile(const T* p, std::size_t stride, std::size_t columns = k
     }
     alignas(kAlignment) T lanes[B::size] = {};
     for (std::size_t r = 0; r < kTileRows<T, Arch>; ++r)
-        for (std::size_t c = 0; c < columns && c < kTileColumns; ++c)
-            lanes[r * kTileColumns + c] = p[r * stride + c];
+        for (std::size_t c = 0; c < columns && c < kTileColumns<T, Arch>; ++c)
+            lanes[r * kTileColumns<T, Arch> + c] = p[r * stride + c];
     return load<T, Arch>(lanes);
 }
 
 /// Stores the first `columns` columns of a tile load_tile read; the others are left as they were.
 template <class T, class Arch>
-void store_tile(T* p, std::size_t stride, const Batch<T, Arch>& b, std::size_t columns = kTileColumns)
+void store_tile(T* p, std::size_t stride, const Batch<T, Arch>& b, std::size_t columns = kTileColumns<T, Arch>)
 {
     using B = Batch<T, Arch>;
-    if (columns == kTileColumns)
+    if (columns == kTileColumns<T, Arch>)
     {
 #if defined(__AVX512F__)
         if constexpr (std::is_same_v<T, float> && B::size == 16)
@@ -198,7 +201,8 @@ void store_tile(T* p, std::size_t stride, const Batch<T, Arch>& b, std::size_t c
     alignas(kAlignment) T lanes[B::size];
     b.store_aligned(lanes);
     for (std::size_t r = 0; r < kTileRows<T, Arch>; ++r)
-        std::memcpy(p + r * stride, lanes + r * kTileColumns, std::min(columns, kTileColumns) * sizeof(T));
+        std::memcpy(p + r * stride, lanes + r * kTileColumns<T, Arch>,
+                    std::min(columns, kTileColumns<T, Arch>) * sizeof(T));
 }
 
 /// Loads Batch<T>::size neighbour indices (int32 in memory) widened to the gather index type.

@@ -183,7 +183,8 @@ M limit_slots(kernels::ParticleLanes<V>& p, const M& movable, const StateArrays<
         const V longest = rest * V(T(1) + stretch), shortest = rest * V(T(1) - compression);
         const V excess = simd::select(length > longest, length - longest,
                                       simd::select(length < shortest, length - shortest, zero));
-        const M act = movable && live && (excess != zero) && (length > zero) && (w + wj > zero);
+        // !(==), not !=: xsimd 8's AVX and AVX-512 != is false for NaN, where C++'s is true.
+        const M act = movable && live && !(excess == zero) && (length > zero) && (w + wj > zero);
         if (!simd::any(act))
             continue;
         const V scale = simd::select(act, w / (w + wj) * excess / length, zero);
