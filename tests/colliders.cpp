@@ -29,6 +29,41 @@ TEMPLATE_TEST_CASE("every shape's vector path equals its scalar twin", "[collide
           20);
 }
 
+namespace
+{
+/// A collider that touches nothing and records which path each pass took.
+struct PathRecorder : Collider<float>
+{
+    PathRecorder() : Collider<float>(ContactMaterial<float>{}) {}
+    ColliderKind kind() const noexcept override { return ColliderKind::sdf; }
+    std::vector<bool> vector_passes;
+
+  protected:
+    int project_range(const StateArrays<float>&, std::size_t, std::size_t) override
+    {
+        vector_passes.push_back(vector_path());
+        return 0;
+    }
+};
+} // namespace
+
+TEST_CASE("a simulation's set_vectorized(false) sends its colliders down their scalar twins", "[colliders]")
+{
+    // Bit equality of the two paths is tested shape by shape; this checks that the switch a user
+    // flips to get the scalar path reaches the colliders at all.
+    auto sim = flat_sheet<float>();
+    auto world = add_colliders(sim, {}, PathRecorder{});
+    const auto& recorder = static_cast<const PathRecorder&>((*world)[0]);
+    sim.step(guide_step<float>(1));
+    sim.set_vectorized(false);
+    sim.step(guide_step<float>(1));
+    sim.set_vectorized(true);
+    auto& own = static_cast<PathRecorder&>((*world)[0]);
+    own.vectorized = false; // the collider's own switch, with the simulation's on
+    sim.step(guide_step<float>(1));
+    CHECK(recorder.vector_passes == std::vector<bool>{true, false, false});
+}
+
 TEST_CASE("a projected particle ends on the surface with the normal velocity reflected", "[colliders]")
 {
     Simulation<double> sim;

@@ -10,6 +10,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "catch.hpp"
 #include "collider_twins.hpp"
@@ -450,6 +451,176 @@ TEST_CASE("a sheet on a turning torus mesh takes the same bits batched in tiles 
     const auto tiles = drape(true)([](auto&) {});
     CHECK(same_positions(runs.first, tiles.first));
     CHECK(runs.second == tiles.second);
+}
+
+TEST_CASE("a sheet settling on a mesh that then jumps sideways takes the scalar twin's bits, in tiles and in runs",
+          "[mesh][tiles]")
+{
+    // Simulation::set_vectorized(false) runs the colliders' scalar twins too. The sheet settles onto a
+    // still ring for 180 frames (the candidate lists kept pass after pass), two of its particles
+    // pinned for 30 of them and let go, then the ring jumps sideways by more than a triangle:
+    // every list must be renewed then.
+    REQUIRE(simd::kLanes<float> > 1);
+    const auto ring = torus<float>({4.75f, 1.2f, 2.25f}, 2.0f, 0.7f, 48, 16);
+    for (const bool tiles : {false, true})
+    {
+        INFO("tiles " << tiles);
+        const auto drape = [&](bool vectorized) {
+            auto sim = flat_sheet<float>();
+            sim.set_vectorized(vectorized);
+            auto world = add_colliders(sim, {}, collider_of(ring, 0.1f, false, {.friction = 0.4f}));
+            auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+            if (tiles)
+                mesh.set_particle_grids({{.first = 0, .width = 20, .height = 10}});
+            // Damped hard, so that it comes nearly to rest on the ring.
+            auto params = guide_step<float>(16);
+            params.damping = 0.9f;
+            for (int frame = 0; frame < 180; ++frame)
+            {
+                sim.step(params);
+                if (frame == 140 || frame == 170)
+                    for (const std::size_t i : {std::size_t(4 * 20 + 9), std::size_t(5 * 20 + 10)})
+                        sim.state().set_inverse_mass(i, frame == 140 ? 0.0f : 1.0f);
+            }
+            // The ring jumps sideways under the resting sheet, by more than a triangle, then
+            // stays: what the lanes rested near before the jump is no guide after it.
+            std::vector<Vec3<float>> jumped = ring.vertices;
+            for (auto& v : jumped)
+                v.x() += 0.4f;
+            mesh.set_vertices(std::move(jumped));
+            for (int frame = 0; frame < 30; ++frame)
+                sim.step(params);
+            return std::pair{std::move(sim), mesh.contacts()};
+        };
+        const auto [vector, vector_contacts] = drape(true);
+        const auto [scalar, scalar_contacts] = drape(false);
+        CHECK(same_positions(vector, scalar));
+        CHECK(vector_contacts == scalar_contacts);
+        CHECK(vector_contacts > 30);
+    }
+}
+
+TEST_CASE("beads sliding over a bumpy mesh take the scalar twin's bits, in tiles and in runs", "[mesh][tiles]")
+{
+    // 256 free beads on a terrain of 12 800 small triangles (0.125 wide), sliding without
+    // friction at up to 1.0 unit a second in every direction, downhill faster: the beads cross
+    // triangles all the time, and a tile's lanes spread apart as they go.
+    REQUIRE(simd::kLanes<float> > 1);
+    TriangleMesh<float> terrain;
+    const int n = 80;
+    const auto height = [](float x, float z) { return 0.1f * std::sin(1.3f * x) * std::cos(1.1f * z); };
+    for (int j = 0; j <= n; ++j)
+        for (int i = 0; i <= n; ++i)
+        {
+            const float x = 10.0f * float(i) / float(n) - 5.0f, z = 10.0f * float(j) / float(n) - 5.0f;
+            terrain.vertices.emplace_back(x, height(x, z), z);
+        }
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+        {
+            const int a = j * (n + 1) + i;
+            terrain.triangles.push_back({a, a + n + 1, a + 1});
+            terrain.triangles.push_back({a + 1, a + n + 1, a + n + 2});
+        }
+    const auto slide = [&](bool vectorized, bool tiles) {
+        Simulation<float> sim;
+        sim.set_vectorized(vectorized);
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> speed(-1.0f, 1.0f);
+        for (int r = 0; r < 16; ++r)
+            for (int c = 0; c < 16; ++c)
+            {
+                const float x = 0.4f * float(c) - 3.0f, z = 0.4f * float(r) - 3.0f;
+                const auto k = std::size_t(sim.add_particle({x, height(x, z) + 0.12f, z}));
+                // A velocity is a displacement per step, here per substep of 1 / 240 s.
+                sim.state().set_velocity(k, {speed(rng) / 240.0f, 0.0f, speed(rng) / 240.0f});
+            }
+        auto world = add_colliders(sim, {}, collider_of(terrain, 0.1f, false, {.friction = 0.0f}));
+        auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+        if (tiles)
+            mesh.set_particle_grids({{.first = 0, .width = 16, .height = 16}});
+        for (int frame = 0; frame < 90; ++frame)
+            sim.step({.dt = 1.0f / 60.0f, .damping = 1.0f, .gravity = {0, -9.81f, 0}, .iterations = 1, .substeps = 4});
+        return std::pair{std::move(sim), world->contacts()};
+    };
+    for (const bool tiles : {false, true})
+    {
+        INFO("tiles " << tiles);
+        const auto [vector, vector_contacts] = slide(true, tiles);
+        const auto [scalar, scalar_contacts] = slide(false, tiles);
+        CHECK(same_positions(vector, scalar));
+        CHECK(vector_contacts == scalar_contacts);
+        CHECK(vector_contacts > 100);
+        // Every bead stays on the terrain, 0.1 above it at the least (within rounding).
+        float lowest = 1e9f;
+        for (std::size_t i = 0; i < vector.size(); ++i)
+            lowest = std::min(lowest, float(distance_to_mesh(vector.state().position(i), terrain)));
+        std::printf("sliding beads, %s: nearest bead %.4f from the terrain\n", tiles ? "tiles" : "runs",
+                    double(lowest));
+        CHECK(lowest > 0.099f);
+    }
+}
+
+TEST_CASE("beads resting on a floor mesh take the scalar twin's bits when one is let go and the floor shifts by a "
+          "triangle",
+          "[mesh][tiles]")
+{
+    // Two changes that leave the particles where they were: one pinned 0.05 above the floor,
+    // inside the reach, is let go; and the floor is moved by exactly one triangle, so every
+    // surface point is where it was but the triangles under the beads are others.
+    REQUIRE(simd::kLanes<float> > 1);
+    TriangleMesh<float> floor;
+    const int n = 32;
+    const float cell = 0.25f;
+    for (int j = 0; j <= n; ++j)
+        for (int i = 0; i <= n; ++i)
+            floor.vertices.emplace_back(cell * float(i) - 4.0f, 0.0f, cell * float(j) - 4.0f);
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+        {
+            const int a = j * (n + 1) + i;
+            floor.triangles.push_back({a, a + n + 1, a + 1});
+            floor.triangles.push_back({a + 1, a + n + 1, a + n + 2});
+        }
+    const std::size_t let_go = 37;
+    const auto settle = [&](bool vectorized, bool tiles) {
+        Simulation<float> sim;
+        sim.set_vectorized(vectorized);
+        for (int r = 0; r < 16; ++r)
+            for (int c = 0; c < 16; ++c)
+                sim.add_particle({0.3f * float(c) - 2.4f, 0.1f, 0.3f * float(r) - 2.4f});
+        sim.state().set_position(let_go, {0.3f * 5 - 2.4f + 0.1f, 0.05f, 0.3f * 2 - 2.4f + 0.1f});
+        sim.state().set_inverse_mass(let_go, 0.0f);
+        auto world = add_colliders(sim, {}, collider_of(floor, 0.1f, false, {.friction = 0.5f}));
+        auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+        if (tiles)
+            mesh.set_particle_grids({{.first = 0, .width = 16, .height = 16}});
+        const StepParams<float> params{.dt = 1.0f / 60.0f, .damping = 0.9f, .gravity = {0, -9.81f, 0}, .substeps = 2};
+        for (int frame = 0; frame < 90; ++frame)
+        {
+            if (frame == 30)
+                sim.state().set_inverse_mass(let_go, 1.0f);
+            if (frame == 60)
+            {
+                std::vector<Vec3<float>> shifted = floor.vertices;
+                for (auto& v : shifted)
+                    v.x() += cell;
+                mesh.set_vertices(std::move(shifted));
+            }
+            sim.step(params);
+        }
+        return std::pair{std::move(sim), world->contacts()};
+    };
+    for (const bool tiles : {false, true})
+    {
+        INFO("tiles " << tiles);
+        const auto [vector, vector_contacts] = settle(true, tiles);
+        const auto [scalar, scalar_contacts] = settle(false, tiles);
+        CHECK(same_positions(vector, scalar));
+        CHECK(vector_contacts == scalar_contacts);
+        CHECK(vector_contacts == 256);
+        CHECK(vector.state().position(let_go).y() > 0.0999f);
+    }
 }
 
 TEST_CASE("bad particle grids throw naming the grid and leave the collider's grids as they were", "[mesh][errors]")

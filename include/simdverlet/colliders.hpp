@@ -243,17 +243,23 @@ class Collider
     /// Called once after a pass, on one thread (an animated mesh forgets the motion it swept).
     virtual void end_pass() {}
 
+    /// Whether this pass takes the vector path: the collider's own switch, its simulation's
+    /// (Simulation::set_vectorized, inside a ColliderSet), and a shape that has one.
+    bool vector_path() const noexcept { return vectorized && m_simulation_vectorized && has_vector_path(); }
+
     /// Runs geometry written over V on the vector path or the scalar twin.
     template <class Geometry>
     int run(const StateArrays<T>& s, std::size_t begin, std::size_t end, Geometry&& geometry) const
     {
-        if (vectorized && has_vector_path())
+        if (vector_path())
             return kernels::project_lanes_vector<xsimd::default_arch>(s, begin, end, geometry);
         return kernels::project_lanes_scalar(s, begin, end, geometry);
     }
 
   private:
     friend class ColliderSet<T>;
+
+    bool m_simulation_vectorized = true; // set by a ColliderSet for each pass
 
     ContactMaterial<T> with(T ContactMaterial<T>::*field, T v) const
     {
@@ -729,16 +735,19 @@ class ColliderSet
         }
         // Chunks are cut on absolute particle indices from 0, so their bounds are whole padding
         // blocks and two chunks never share a lane group.
+        const auto world = m_world.lock();
         for (auto& c : m_colliders)
             if (c->enabled)
+            {
+                c->m_simulation_vectorized = !world || world->vectorized();
                 c->begin_pass(state.size());
+            }
         const auto run_range = [&](std::size_t b, std::size_t e, std::vector<int>& count) {
             for (int r = 0; r < m_relaxations; ++r)
                 for (std::size_t k = 0; k < n; ++k)
                     if (m_colliders[k]->enabled)
                         count[k] += m_colliders[k]->project_range(view, b, e);
         };
-        const auto world = m_world.lock();
         std::vector<std::vector<int>> counts(world ? world->chunk_count(end) : 1, std::vector<int>(n, 0));
         if (world)
             world->for_each_indexed_chunk(

@@ -449,7 +449,7 @@ class TriangleMeshCollider : public Collider<T>
 
     int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
     {
-        if (m_grids.empty() || !this->vectorized || kTileRows < 2)
+        if (m_grids.empty() || !this->vector_path() || kTileRows < 2)
             return project_runs(s, begin, end);
         // A row group (kTileRows rows of a grid) goes in tiles when it lies wholly in this chunk;
         // the particles between row groups, and groups cut by a chunk's ends, go in runs.
@@ -647,7 +647,7 @@ class TriangleMeshCollider : public Collider<T>
 
     bool all_inside(const StateArrays<T>& s, std::size_t b, std::size_t e, const detail::Bounds<T>& box) const
     {
-        if (this->vectorized)
+        if (this->vector_path())
             return kernels::all_inside_vector<xsimd::default_arch>(s, b, e, box.lo, box.hi);
         return kernels::all_inside(s, b, e, box.lo, box.hi);
     }

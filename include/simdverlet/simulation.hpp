@@ -767,7 +767,8 @@ class Simulation
         world().step(params, accumulate_forces);
     }
 
-    /// Selects the xsimd kernels (default) or their scalar twins; the bits are the same.
+    /// Selects the xsimd kernels (default) or their scalar twins, for every stage and collider
+    /// set registered on the simulation; the bits are the same.
     void set_vectorized(bool on) { world().set_vectorized(on); }
     bool vectorized() const { return world().vectorized(); }
 
