@@ -1374,7 +1374,7 @@ SIMDVERLET_INLINE V squared_from(const V& x, const V& y, const V& z, const std::
 /// need no alignment. Max and min round nothing, so both twins return the same bits.
 template <class Arch, class T>
 std::pair<T, T> largest_relative_moves_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by,
-                                              const T* bz, std::size_t n)
+                                              const T* bz, std::size_t n, std::array<T, 3>* centre_out = nullptr)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
@@ -1392,6 +1392,8 @@ std::pair<T, T> largest_relative_moves_vector(const T* ax, const T* ay, const T*
     if (!(all.nonfinite == T(0)))
         return both_infinite<T>();
     const std::array<T, 3> centre = box_centre(all);
+    if (centre_out)
+        *centre_out = centre;
     lanes = MoveScan<B>::start();
     for (std::size_t k = 0; k < whole; k += L)
         rank_move(lanes, squared_from(move(k, ax, bx), move(k, ay, by), move(k, az, bz), centre));
@@ -1405,7 +1407,7 @@ std::pair<T, T> largest_relative_moves_vector(const T* ax, const T* ay, const T*
 /// Scalar twin of largest_relative_moves_vector.
 template <class T>
 std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
-                                       std::size_t n)
+                                       std::size_t n, std::array<T, 3>* centre_out = nullptr)
 {
     MoveScan<T> all = MoveScan<T>::start();
     for (std::size_t k = 0; k < n; ++k)
@@ -1413,10 +1415,54 @@ std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, co
     if (!(all.nonfinite == T(0)))
         return both_infinite<T>();
     const std::array<T, 3> centre = box_centre(all);
+    if (centre_out)
+        *centre_out = centre;
     MoveScan<T> ranked = MoveScan<T>::start();
     for (std::size_t k = 0; k < n; ++k)
         rank_move(ranked, squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre));
     return {std::sqrt(ranked.first), std::sqrt(ranked.second)};
+}
+
+/// Writes to `out`, in increasing order, every k < n whose move a - b lies farther than
+/// sqrt(limit2) from `centre` (squared_from, as largest_relative_moves measures), and returns how
+/// many; vector twin. `out` needs room for n + 16.
+template <class Arch, class T>
+std::uint32_t moves_beyond_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
+                                  std::size_t n, const std::array<T, 3>& centre, T limit2, std::uint32_t* out)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const std::size_t whole = n / L * L;
+    const B limit(limit2);
+    const auto move = [&](std::size_t k, const T* a, const T* b) {
+        return simd::load_unaligned<T, Arch>(a + k) - simd::load_unaligned<T, Arch>(b + k);
+    };
+    std::uint32_t found = 0;
+    for (std::size_t k = 0; k < whole; k += L)
+    {
+        const B d2 = squared_from(move(k, ax, bx), move(k, ay, by), move(k, az, bz), centre);
+        found += simd::write_set_lanes(simd::lane_bits<T, Arch>(d2 > limit), std::uint32_t(k), out + found);
+    }
+    for (std::size_t k = whole; k < n; ++k)
+    {
+        out[found] = std::uint32_t(k);
+        found += squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre) > limit2 ? 1u : 0u;
+    }
+    return found;
+}
+
+/// Scalar twin of moves_beyond_vector: the same particles, in the same order.
+template <class T>
+std::uint32_t moves_beyond(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz, std::size_t n,
+                           const std::array<T, 3>& centre, T limit2, std::uint32_t* out)
+{
+    std::uint32_t found = 0;
+    for (std::size_t k = 0; k < n; ++k)
+    {
+        out[found] = std::uint32_t(k);
+        found += squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre) > limit2 ? 1u : 0u;
+    }
+    return found;
 }
 
 } // namespace simdverlet::kernels
