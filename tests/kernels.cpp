@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -382,4 +383,64 @@ TEMPLATE_TEST_CASE("the stale-list measure's vector twin returns the scalar twin
                 CHECK(s.second == inf);
                 a[axis][k] = kept;
             }
+}
+
+TEMPLATE_TEST_CASE("the moves past a limit and the moves' sums agree on both paths and with a plain loop", "[kernels]",
+                   float, double)
+{
+    // 75 moves, a drift of 3 in common, a few long ones; every count from 1 to 75 so that each
+    // batch width has a tail. moves_beyond must list exactly the particles a plain loop finds,
+    // in order, on both paths; the sums (used for a centre that any value would do for) agree to
+    // rounding.
+    using T = TestType;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> small(-0.2, 0.2);
+    std::array<std::vector<T>, 3> a, b;
+    for (std::size_t k = 0; k < 75; ++k)
+        for (int axis = 0; axis < 3; ++axis)
+        {
+            b[axis].push_back(T(small(rng) * 10));
+            a[axis].push_back(b[axis].back() + T(3) + T(small(rng)) + (k % 11 == 3 ? T(1.5) : T(0)));
+        }
+    const std::array<T, 3> centre{T(3), T(3), T(3)};
+    const T limit2 = T(0.25) * T(0.25);
+    for (std::size_t n = 1; n <= 75; ++n)
+    {
+        INFO(n << " particles");
+        std::vector<std::uint32_t> plain, vector(n + 16), scalar(n + 16);
+        for (std::uint32_t k = 0; k < n; ++k)
+        {
+            T d2 = 0;
+            for (int axis = 0; axis < 3; ++axis)
+                d2 += (a[axis][k] - b[axis][k] - centre[std::size_t(axis)]) *
+                      (a[axis][k] - b[axis][k] - centre[std::size_t(axis)]);
+            if (d2 > limit2)
+                plain.push_back(k);
+        }
+        const auto args = std::tuple{a[0].data(), a[1].data(), a[2].data(), b[0].data(), b[1].data(), b[2].data(), n};
+        const auto nv = std::apply(
+            [&](auto... x) {
+                return kernels::moves_beyond_vector<xsimd::default_arch>(x..., centre, limit2, vector.data());
+            },
+            args);
+        const auto ns = std::apply(
+            [&](auto... x) { return kernels::moves_beyond(x..., centre, limit2, scalar.data()); }, args);
+        vector.resize(nv);
+        scalar.resize(ns);
+        CHECK(vector == plain);
+        CHECK(scalar == plain);
+        if (n >= 20)
+            CHECK(plain.size() > 1);
+        const auto sv = std::apply([](auto... x) { return kernels::sum_moves_vector<xsimd::default_arch>(x...); },
+                                   args);
+        const auto ss = std::apply([](auto... x) { return kernels::sum_moves(x...); }, args);
+        for (int axis = 0; axis < 3; ++axis)
+        {
+            double exact = 0;
+            for (std::size_t k = 0; k < n; ++k)
+                exact += double(a[axis][k]) - double(b[axis][k]);
+            CHECK(std::abs(double(sv[std::size_t(axis)]) - exact) <= 1e-5 * (1 + std::abs(exact)));
+            CHECK(std::abs(double(ss[std::size_t(axis)]) - exact) <= 1e-5 * (1 + std::abs(exact)));
+        }
+    }
 }

@@ -1465,4 +1465,45 @@ std::uint32_t moves_beyond(const T* ax, const T* ay, const T* az, const T* bx, c
     return found;
 }
 
+/// The sums of the moves a - b of n particles, axis by axis; vector twin (lane by lane, then
+/// across the lanes, so its rounding differs from the scalar twin's: callers use the sums for a
+/// bound that holds for any centre, never for bits).
+template <class Arch, class T>
+std::array<T, 3> sum_moves_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
+                                  std::size_t n)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const std::size_t whole = n / L * L;
+    B sx(T(0)), sy(T(0)), sz(T(0));
+    for (std::size_t k = 0; k < whole; k += L)
+    {
+        sx += simd::load_unaligned<T, Arch>(ax + k) - simd::load_unaligned<T, Arch>(bx + k);
+        sy += simd::load_unaligned<T, Arch>(ay + k) - simd::load_unaligned<T, Arch>(by + k);
+        sz += simd::load_unaligned<T, Arch>(az + k) - simd::load_unaligned<T, Arch>(bz + k);
+    }
+    std::array<T, 3> sum{simd::reduce_add<T, Arch>(sx), simd::reduce_add<T, Arch>(sy), simd::reduce_add<T, Arch>(sz)};
+    for (std::size_t k = whole; k < n; ++k)
+    {
+        sum[0] += ax[k] - bx[k];
+        sum[1] += ay[k] - by[k];
+        sum[2] += az[k] - bz[k];
+    }
+    return sum;
+}
+
+/// Scalar twin of sum_moves_vector (in order, so not to its bits).
+template <class T>
+std::array<T, 3> sum_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz, std::size_t n)
+{
+    std::array<T, 3> sum{T(0), T(0), T(0)};
+    for (std::size_t k = 0; k < n; ++k)
+    {
+        sum[0] += ax[k] - bx[k];
+        sum[1] += ay[k] - by[k];
+        sum[2] += az[k] - bz[k];
+    }
+    return sum;
+}
+
 } // namespace simdverlet::kernels

@@ -94,6 +94,7 @@ struct CandidateList
     std::vector<std::uint32_t> particle_cell, cell_start, by_cell, sorted_cell;
     std::vector<T> sorted_x, sorted_y, sorted_z;
     std::unique_ptr<DenseGrid<T>> grid;                  ///< the grid of the last build, which the drift check searches
+    std::vector<std::uint32_t> few;                      ///< the drift check's scratch: the particles that moved far
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
 
@@ -244,8 +245,8 @@ std::pair<T, T> largest_relative_moves(bool vectorized, const T* ax, const T* ay
 /// a spring, makes the list stale. Gives up (stale) past a sixteenth of the particles, or past
 /// as many cells searched as particles, where a rebuild costs less than the search.
 template <class T>
-bool no_unlisted_contact(const CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
-                         std::size_t begin, std::size_t end, T thickness, bool vectorized)
+bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
+                         std::size_t end, T thickness, bool vectorized)
 {
     const std::size_t n = end - begin;
     if (!list.grid || n == 0)
@@ -253,17 +254,17 @@ bool no_unlisted_contact(const CandidateList<T>& list, const World<T>& world, co
     // Moves measured from their mean, not from the centre of their box as the margin test does:
     // one particle that moved far shifts the box's centre by half its move, which would make
     // every other particle look as fast.
-    double sum[3] = {0, 0, 0};
-    for (std::size_t k = 0; k < n; ++k)
-    {
-        sum[0] += double(s.x[begin + k] - list.x[k]);
-        sum[1] += double(s.y[begin + k] - list.y[k]);
-        sum[2] += double(s.z[begin + k] - list.z[k]);
-    }
-    const std::array<T, 3> centre{T(sum[0] / double(n)), T(sum[1] / double(n)), T(sum[2] / double(n))};
+    const auto sum = vectorized
+                         ? kernels::sum_moves_vector<xsimd::default_arch>(
+                               s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(), list.z.data(), n)
+                         : kernels::sum_moves(s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(),
+                                              list.z.data(), n);
+    const std::array<T, 3> centre{sum[0] / T(n), sum[1] / T(n), sum[2] / T(n)};
     if (!std::isfinite(centre[0]) || !std::isfinite(centre[1]) || !std::isfinite(centre[2]))
         return false;
-    std::vector<std::uint32_t> few(n + simd::kPadLanes<T>);
+    std::vector<std::uint32_t>& few = list.few; // scratch kept with the list: no zeroing per check
+    if (few.size() < n + simd::kPadLanes<T>)
+        few.resize(n + simd::kPadLanes<T>);
     const T half = list.margin / T(2);
     const std::uint32_t count = vectorized ? kernels::moves_beyond_vector<xsimd::default_arch>(
                                                  s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(),
