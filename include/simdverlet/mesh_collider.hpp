@@ -14,8 +14,9 @@
 //
 // Why batches of particles and not a tree walk per particle: a walk costs 100-200 ns, more than
 // the contact itself. Particles are visited in blocks of consecutive indices (neighbours on a
-// cloth), each block keeps the triangles near its swept bounds, and each candidate triangle is
-// tested against a whole register of particles at once. A block's list is kept while its
+// cloth), or, told a cloth's grid (set_particle_grids), in square tiles of it; each block or tile
+// keeps the triangles near its swept bounds, and each candidate triangle is tested against a
+// whole register of particles at once. A block's list is kept while its
 // particles stay inside a margin around the bounds it was built for and the mesh has not moved.
 // Each particle tests only the triangles whose bounds overlap its own swept bounds, so the
 // result never depends on how stale or generous a list is: a step gives the same bits with a

@@ -234,6 +234,53 @@ std::pair<T, T> largest_relative_moves(bool vectorized, const T* ax, const T* ay
                       : kernels::largest_relative_moves(ax, ay, az, bx, by, bz, n, centre);
 }
 
+/// Whether particle k (of the range from `begin`) touches, now, a particle it is not listed with
+/// nor joined to by a spring, among those the build's grid put within `reach` of `at`; adds the
+/// cells it searched to `cells_searched`. Touching is measured as add_contact measures it.
+template <class T>
+bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
+                      std::size_t begin, std::uint32_t k, const Vec3<T>& at, T reach, T thickness,
+                      std::size_t& cells_searched)
+{
+    const DenseGrid<T>& grid = *list.grid;
+    // The cells the sphere touches, the grid's padding cells included.
+    const auto cell_range = [&](int axis, std::int64_t cells) {
+        const T o = grid.origin[axis];
+        const T lo = std::floor((at[axis] - reach - o) * grid.inv_cell) + T(1);
+        const T hi = std::floor((at[axis] + reach - o) * grid.inv_cell) + T(1);
+        const auto clamp = [&](T v) { return std::int64_t(std::clamp(v, T(0), T(cells - 1))); };
+        return std::pair{clamp(lo), clamp(hi)};
+    };
+    const auto [x0, x1] = cell_range(0, grid.nx);
+    const auto [y0, y1] = cell_range(1, grid.ny);
+    const auto [z0, z1] = cell_range(2, grid.nz);
+    cells_searched += std::size_t((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1));
+    const T h2 = thickness * thickness;
+    const auto partners = spring_partners(c, begin + k);
+    const auto listed_from = list.list.begin() + std::ptrdiff_t(list.first[k]);
+    const auto listed_to = listed_from + std::ptrdiff_t(list.count[k]);
+    for (std::int64_t cz = z0; cz <= z1; ++cz)
+        for (std::int64_t cy = y0; cy <= y1; ++cy)
+        {
+            // A row of cells is one run of the sorted order.
+            const auto row = std::size_t(grid.index(x0, cy, cz));
+            for (std::uint32_t e = list.cell_start[row]; e < list.cell_start[row + std::size_t(x1 - x0) + 1]; ++e)
+            {
+                const std::uint32_t q = list.by_cell[e];
+                if (q == k)
+                    continue;
+                const T rx = s.x[begin + k] - s.x[begin + q], ry = s.y[begin + k] - s.y[begin + q],
+                        rz = s.z[begin + k] - s.z[begin + q];
+                if (!(rx * rx + ry * ry + rz * rz < h2))
+                    continue;
+                if (!std::binary_search(listed_from, listed_to, std::uint32_t(begin + q)) &&
+                    !joined_by_spring(c, begin + k, partners, begin + q))
+                    return true;
+            }
+        }
+    return false;
+}
+
 /// The list's drift check for when the margin test fails: most often a few particles moved more
 /// than half the margin (a flapping corner in a settling pile; measured on BM_self_collision's
 /// pile, 2 to 500 of 65 536 when the margin test failed, and 1 time in 23 one of them touched a
@@ -296,9 +343,7 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
         else
             second = std::max(second, d);
     }
-    const DenseGrid<T>& grid = *list.grid;
     const auto c = world.constraints().arrays_view();
-    const T h2 = thickness * thickness;
     std::size_t cells_searched = 0;
     for (std::uint32_t f = 0; f < count; ++f)
     {
@@ -308,44 +353,11 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
         // of a percent wider, so that rounding cannot leave out a cell at the edge.
         const T reach = (thickness + (k == fastest ? second : largest)) * T(1.0001);
         const Vec3<T> at(s.x[begin + k] - centre[0], s.y[begin + k] - centre[1], s.z[begin + k] - centre[2]);
-        // The cells that sphere touches, the grid's padding cells included.
-        const auto cell_range = [&](int axis, std::int64_t cells) {
-            const T o = grid.origin[axis];
-            const T lo = std::floor((at[axis] - reach - o) * grid.inv_cell) + T(1);
-            const T hi = std::floor((at[axis] + reach - o) * grid.inv_cell) + T(1);
-            const auto clamp = [&](T v) { return std::int64_t(std::clamp(v, T(0), T(cells - 1))); };
-            return std::pair{clamp(lo), clamp(hi)};
-        };
-        const auto [x0, x1] = cell_range(0, grid.nx);
-        const auto [y0, y1] = cell_range(1, grid.ny);
-        const auto [z0, z1] = cell_range(2, grid.nz);
+        if (touches_unlisted(list, c, s, begin, k, at, reach, thickness, cells_searched))
+            return false;
         // Past as many cells as particles, a rebuild costs less.
-        cells_searched += std::size_t((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1));
         if (cells_searched > n)
             return false;
-        const auto partners = spring_partners(c, begin + k);
-        const auto listed_from = list.list.begin() + std::ptrdiff_t(list.first[k]);
-        const auto listed_to = listed_from + std::ptrdiff_t(list.count[k]);
-        for (std::int64_t cz = z0; cz <= z1; ++cz)
-            for (std::int64_t cy = y0; cy <= y1; ++cy)
-            {
-                const auto row = std::size_t(grid.index(x0, cy, cz));
-                for (std::uint32_t e = list.cell_start[row]; e < list.cell_start[row + std::size_t(x1 - x0) + 1]; ++e)
-                {
-                    const std::uint32_t q = list.by_cell[e];
-                    if (q == k)
-                        continue;
-                    // Now, as add_contact measures it.
-                    const T rx = s.x[begin + k] - s.x[begin + q], ry = s.y[begin + k] - s.y[begin + q],
-                            rz = s.z[begin + k] - s.z[begin + q];
-                    if (!(rx * rx + ry * ry + rz * rz < h2))
-                        continue;
-                    if (std::binary_search(listed_from, listed_to, std::uint32_t(begin + q)) ||
-                        joined_by_spring(c, begin + k, partners, begin + q))
-                        continue;
-                    return false;
-                }
-            }
     }
     return true;
 }
