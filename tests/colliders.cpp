@@ -61,7 +61,11 @@ TEST_CASE("a simulation's set_vectorized(false) sends its colliders down their s
     auto& own = static_cast<PathRecorder&>((*world)[0]);
     own.vectorized = false; // the collider's own switch, with the simulation's on
     sim.step(guide_step<float>(1));
-    CHECK(recorder.vector_passes == std::vector<bool>{true, false, false});
+    own.vectorized = true;
+    sim.set_vectorized(false);
+    sim.step(guide_step<float>(1));
+    own.project(sim.state()); // driven directly: no simulation's switch applies
+    CHECK(recorder.vector_passes == std::vector<bool>{true, false, false, false, true});
 }
 
 TEST_CASE("a projected particle ends on the surface with the normal velocity reflected", "[colliders]")

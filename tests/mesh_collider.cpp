@@ -506,22 +506,8 @@ TEST_CASE("beads sliding over a bumpy mesh take the scalar twin's bits, in tiles
     // friction at up to 1.0 unit a second in every direction, downhill faster: the beads cross
     // triangles all the time, and a tile's lanes spread apart as they go.
     REQUIRE(simd::kLanes<float> > 1);
-    TriangleMesh<float> terrain;
-    const int n = 80;
     const auto height = [](float x, float z) { return 0.1f * std::sin(1.3f * x) * std::cos(1.1f * z); };
-    for (int j = 0; j <= n; ++j)
-        for (int i = 0; i <= n; ++i)
-        {
-            const float x = 10.0f * float(i) / float(n) - 5.0f, z = 10.0f * float(j) / float(n) - 5.0f;
-            terrain.vertices.emplace_back(x, height(x, z), z);
-        }
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i)
-        {
-            const int a = j * (n + 1) + i;
-            terrain.triangles.push_back({a, a + n + 1, a + 1});
-            terrain.triangles.push_back({a + 1, a + n + 1, a + n + 2});
-        }
+    const auto terrain = height_field<float>(80, 10.0f, height);
     const auto slide = [&](bool vectorized, bool tiles) {
         Simulation<float> sim;
         sim.set_vectorized(vectorized);
@@ -569,19 +555,8 @@ TEST_CASE("beads resting on a floor mesh take the scalar twin's bits when one is
     // inside the reach, is let go; and the floor is moved by exactly one triangle, so every
     // surface point is where it was but the triangles under the beads are others.
     REQUIRE(simd::kLanes<float> > 1);
-    TriangleMesh<float> floor;
-    const int n = 32;
     const float cell = 0.25f;
-    for (int j = 0; j <= n; ++j)
-        for (int i = 0; i <= n; ++i)
-            floor.vertices.emplace_back(cell * float(i) - 4.0f, 0.0f, cell * float(j) - 4.0f);
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i)
-        {
-            const int a = j * (n + 1) + i;
-            floor.triangles.push_back({a, a + n + 1, a + 1});
-            floor.triangles.push_back({a + 1, a + n + 1, a + n + 2});
-        }
+    const auto floor = height_field<float>(32, 32 * cell, [](float, float) { return 0.0f; });
     const std::size_t let_go = 37;
     const auto settle = [&](bool vectorized, bool tiles) {
         Simulation<float> sim;

@@ -119,6 +119,28 @@ TriangleMesh<T> box_mesh(const Vec3<T>& lo, const Vec3<T>& hi)
 }
 
 /// The square [-half, half]^2 in the plane x = 0 as two triangles sharing the diagonal y = z.
+/// A height field: n x n squares over [-side / 2, side / 2] in x and z, two triangles each, the
+/// vertices at y = height(x, z), wound to face +y.
+template <class T, class Height>
+TriangleMesh<T> height_field(int n, T side, Height height)
+{
+    TriangleMesh<T> mesh;
+    for (int j = 0; j <= n; ++j)
+        for (int i = 0; i <= n; ++i)
+        {
+            const T x = side * T(i) / T(n) - side / 2, z = side * T(j) / T(n) - side / 2;
+            mesh.vertices.emplace_back(x, height(x, z), z);
+        }
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+        {
+            const int a = j * (n + 1) + i;
+            mesh.triangles.push_back({a, a + n + 1, a + 1});
+            mesh.triangles.push_back({a + 1, a + n + 1, a + n + 2});
+        }
+    return mesh;
+}
+
 template <class T>
 TriangleMesh<T> square_wall(T half)
 {

@@ -220,6 +220,7 @@ class Collider
             detail::raise<std::out_of_range>("simdverlet: collider range [" + std::to_string(begin) + ", " +
                                              std::to_string(end) + ") is not inside the " +
                                              std::to_string(state.size()) + " particles");
+        m_simulation_vectorized = true; // driven directly, by no simulation: a set's last switch no longer applies
         begin_pass(state.size());
         m_contacts = enabled ? project_range(state.arrays_view(), begin, end) : 0;
         end_pass();

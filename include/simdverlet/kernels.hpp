@@ -471,13 +471,17 @@ int project_tile_vector(const StateArrays<T>& s, std::size_t first, std::size_t 
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
     constexpr std::size_t L = B::size;
-    alignas(simd::kAlignment) T column_lanes[L];
-    for (std::size_t k = 0; k < L; ++k)
-        column_lanes[k] = T(k % simd::kTileColumns<T, Arch>);
     const B zero(T(0));
     const auto load = [&](const T* a) { return simd::load_tile<T, Arch>(a + first, stride, columns); };
     const auto store = [&](T* a, const B& v) { simd::store_tile<T, Arch>(a + first, stride, v, columns); };
-    M movable = simd::load<T, Arch>(column_lanes) < B(T(columns));
+    M movable = zero == zero;
+    if (columns < simd::kTileColumns<T, Arch>) // a grid's right edge: only there are lanes not particles
+    {
+        alignas(simd::kAlignment) T column_lanes[L];
+        for (std::size_t k = 0; k < L; ++k)
+            column_lanes[k] = T(k % simd::kTileColumns<T, Arch>);
+        movable = simd::load<T, Arch>(column_lanes) < B(T(columns));
+    }
     if (s.inv_mass)
         movable = movable && (load(s.inv_mass) != zero);
     ParticleLanes<B> p{load(s.x), load(s.y), load(s.z), zero, zero, zero};
@@ -1359,6 +1363,13 @@ std::pair<T, T> both_infinite()
     return {std::numeric_limits<T>::infinity(), std::numeric_limits<T>::infinity()};
 }
 
+/// The moves a - b of the batch of particles from k (unaligned: k need not be a batch multiple).
+template <class Arch, class T>
+SIMDVERLET_INLINE simd::Batch<T, Arch> batch_move(const T* a, const T* b, std::size_t k)
+{
+    return simd::load_unaligned<T, Arch>(a + k) - simd::load_unaligned<T, Arch>(b + k);
+}
+
 /// Squared distance of a move from the centre c.
 template <class V>
 SIMDVERLET_INLINE V squared_from(const V& x, const V& y, const V& z, const std::array<simd::Scalar<V>, 3>& c)
@@ -1374,17 +1385,14 @@ SIMDVERLET_INLINE V squared_from(const V& x, const V& y, const V& z, const std::
 /// need no alignment. Max and min round nothing, so both twins return the same bits.
 template <class Arch, class T>
 std::pair<T, T> largest_relative_moves_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by,
-                                              const T* bz, std::size_t n, std::array<T, 3>* centre_out = nullptr)
+                                              const T* bz, std::size_t n)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
     const std::size_t whole = n / L * L;
-    const auto move = [&](std::size_t k, const T* a, const T* b) {
-        return simd::load_unaligned<T, Arch>(a + k) - simd::load_unaligned<T, Arch>(b + k);
-    };
     MoveScan<B> lanes = MoveScan<B>::start();
     for (std::size_t k = 0; k < whole; k += L)
-        bound_move(lanes, move(k, ax, bx), move(k, ay, by), move(k, az, bz));
+        bound_move(lanes, batch_move<Arch>(ax, bx, k), batch_move<Arch>(ay, by, k), batch_move<Arch>(az, bz, k));
     MoveScan<T> all = MoveScan<T>::start();
     fold_lanes(all, lanes);
     for (std::size_t k = whole; k < n; ++k)
@@ -1392,11 +1400,10 @@ std::pair<T, T> largest_relative_moves_vector(const T* ax, const T* ay, const T*
     if (!(all.nonfinite == T(0)))
         return both_infinite<T>();
     const std::array<T, 3> centre = box_centre(all);
-    if (centre_out)
-        *centre_out = centre;
     lanes = MoveScan<B>::start();
     for (std::size_t k = 0; k < whole; k += L)
-        rank_move(lanes, squared_from(move(k, ax, bx), move(k, ay, by), move(k, az, bz), centre));
+        rank_move(lanes, squared_from(batch_move<Arch>(ax, bx, k), batch_move<Arch>(ay, by, k),
+                                      batch_move<Arch>(az, bz, k), centre));
     MoveScan<T> ranked = MoveScan<T>::start();
     fold_lanes(ranked, lanes);
     for (std::size_t k = whole; k < n; ++k)
@@ -1407,7 +1414,7 @@ std::pair<T, T> largest_relative_moves_vector(const T* ax, const T* ay, const T*
 /// Scalar twin of largest_relative_moves_vector.
 template <class T>
 std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
-                                       std::size_t n, std::array<T, 3>* centre_out = nullptr)
+                                       std::size_t n)
 {
     MoveScan<T> all = MoveScan<T>::start();
     for (std::size_t k = 0; k < n; ++k)
@@ -1415,8 +1422,6 @@ std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, co
     if (!(all.nonfinite == T(0)))
         return both_infinite<T>();
     const std::array<T, 3> centre = box_centre(all);
-    if (centre_out)
-        *centre_out = centre;
     MoveScan<T> ranked = MoveScan<T>::start();
     for (std::size_t k = 0; k < n; ++k)
         rank_move(ranked, squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre));
@@ -1434,13 +1439,11 @@ std::uint32_t moves_beyond_vector(const T* ax, const T* ay, const T* az, const T
     constexpr std::size_t L = B::size;
     const std::size_t whole = n / L * L;
     const B limit(limit2);
-    const auto move = [&](std::size_t k, const T* a, const T* b) {
-        return simd::load_unaligned<T, Arch>(a + k) - simd::load_unaligned<T, Arch>(b + k);
-    };
     std::uint32_t found = 0;
     for (std::size_t k = 0; k < whole; k += L)
     {
-        const B d2 = squared_from(move(k, ax, bx), move(k, ay, by), move(k, az, bz), centre);
+        const B d2 = squared_from(batch_move<Arch>(ax, bx, k), batch_move<Arch>(ay, by, k), batch_move<Arch>(az, bz, k),
+                                  centre);
         found += simd::write_set_lanes(simd::lane_bits<T, Arch>(d2 > limit), std::uint32_t(k), out + found);
     }
     for (std::size_t k = whole; k < n; ++k)
@@ -1478,9 +1481,9 @@ std::array<T, 3> sum_moves_vector(const T* ax, const T* ay, const T* az, const T
     B sx(T(0)), sy(T(0)), sz(T(0));
     for (std::size_t k = 0; k < whole; k += L)
     {
-        sx += simd::load_unaligned<T, Arch>(ax + k) - simd::load_unaligned<T, Arch>(bx + k);
-        sy += simd::load_unaligned<T, Arch>(ay + k) - simd::load_unaligned<T, Arch>(by + k);
-        sz += simd::load_unaligned<T, Arch>(az + k) - simd::load_unaligned<T, Arch>(bz + k);
+        sx += batch_move<Arch>(ax, bx, k);
+        sy += batch_move<Arch>(ay, by, k);
+        sz += batch_move<Arch>(az, bz, k);
     }
     std::array<T, 3> sum{simd::reduce_add<T, Arch>(sx), simd::reduce_add<T, Arch>(sy), simd::reduce_add<T, Arch>(sz)};
     for (std::size_t k = whole; k < n; ++k)

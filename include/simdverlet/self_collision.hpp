@@ -62,8 +62,29 @@ struct SelfCollisionOptions
 
 namespace detail
 {
+/// A dense grid over the bounding box of a range's finite positions, padded by one empty cell on
+/// every side so that a query never leaves it. Cells are numbered x fastest, so the three cells of
+/// a row a query needs are neighbours in the sorted order and read as one run.
 template <class T>
-struct DenseGrid;
+struct DenseGrid
+{
+    Vec3<T> origin; ///< the corner of cell (1, 1, 1), the first inside the padding
+    T inv_cell = 0; ///< 1 / cell side
+    std::int64_t nx = 0, ny = 0, nz = 0;
+
+    std::size_t cells() const noexcept { return std::size_t(nx * ny * nz); }
+    std::int64_t index(std::int64_t cx, std::int64_t cy, std::int64_t cz) const noexcept
+    {
+        return (cz * ny + cy) * nx + cx;
+    }
+    /// The cell holding p, padding included.
+    std::int64_t cell_of(const Vec3<T>& p) const noexcept
+    {
+        const Vec3<T> t = (p - origin) * inv_cell;
+        return index(std::int64_t(std::floor(t.x())) + 1, std::int64_t(std::floor(t.y())) + 1,
+                     std::int64_t(std::floor(t.z())) + 1);
+    }
+};
 
 /// The candidate pairs of a range: for each particle, every particle of the range that was closer
 /// than `reach` when the list was built and is not joined to it by a spring, in index order.
@@ -93,7 +114,7 @@ struct CandidateList
     // one contiguous run).
     std::vector<std::uint32_t> particle_cell, cell_start, by_cell, sorted_cell;
     std::vector<T> sorted_x, sorted_y, sorted_z;
-    std::unique_ptr<DenseGrid<T>> grid;                  ///< the grid of the last build, which the drift check searches
+    DenseGrid<T> grid;                                   ///< the grid of the last build, which the drift check searches
     std::vector<std::uint32_t> few;                      ///< the drift check's scratch: the particles that moved far
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
@@ -127,30 +148,6 @@ void check_self_collision(T thickness, T friction, int passes)
         detail::raise<std::invalid_argument>("simdverlet: self-collision passes must be >= 1, got " +
                                              std::to_string(passes));
 }
-
-/// A dense grid over the bounding box of a range's finite positions, padded by one empty cell on
-/// every side so that a query never leaves it. Cells are numbered x fastest, so the three cells of
-/// a row a query needs are neighbours in the sorted order and read as one run.
-template <class T>
-struct DenseGrid
-{
-    Vec3<T> origin; ///< the corner of cell (1, 1, 1), the first inside the padding
-    T inv_cell = 0; ///< 1 / cell side
-    std::int64_t nx = 0, ny = 0, nz = 0;
-
-    std::size_t cells() const noexcept { return std::size_t(nx * ny * nz); }
-    std::int64_t index(std::int64_t cx, std::int64_t cy, std::int64_t cz) const noexcept
-    {
-        return (cz * ny + cy) * nx + cx;
-    }
-    /// The cell holding p, padding included.
-    std::int64_t cell_of(const Vec3<T>& p) const noexcept
-    {
-        const Vec3<T> t = (p - origin) * inv_cell;
-        return index(std::int64_t(std::floor(t.x())) + 1, std::int64_t(std::floor(t.y())) + 1,
-                     std::int64_t(std::floor(t.z())) + 1);
-    }
-};
 
 /// A grid of cells at least `cell` wide over the finite points among (x, y, z)[0, n), with at most
 /// about four cells per point: a scene spread far apart gets coarser cells (more distance tests,
@@ -228,10 +225,10 @@ bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, const std::ar
 /// character) counts as still. Anything non-finite counts as infinitely far.
 template <class T>
 std::pair<T, T> largest_relative_moves(bool vectorized, const T* ax, const T* ay, const T* az, const T* bx, const T* by,
-                                       const T* bz, std::size_t n, std::array<T, 3>* centre = nullptr)
+                                       const T* bz, std::size_t n)
 {
-    return vectorized ? kernels::largest_relative_moves_vector<xsimd::default_arch>(ax, ay, az, bx, by, bz, n, centre)
-                      : kernels::largest_relative_moves(ax, ay, az, bx, by, bz, n, centre);
+    return vectorized ? kernels::largest_relative_moves_vector<xsimd::default_arch>(ax, ay, az, bx, by, bz, n)
+                      : kernels::largest_relative_moves(ax, ay, az, bx, by, bz, n);
 }
 
 /// Whether particle k (of the range from `begin`) touches, now, a particle it is not listed with
@@ -242,7 +239,7 @@ bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c
                       std::size_t begin, std::uint32_t k, const Vec3<T>& at, T reach, T thickness,
                       std::size_t& cells_searched)
 {
-    const DenseGrid<T>& grid = *list.grid;
+    const DenseGrid<T>& grid = list.grid;
     // The cells the sphere touches, the grid's padding cells included.
     const auto cell_range = [&](int axis, std::int64_t cells) {
         const T o = grid.origin[axis];
@@ -296,7 +293,7 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
                          std::size_t end, T thickness, bool vectorized)
 {
     const std::size_t n = end - begin;
-    if (!list.grid || n == 0)
+    if (n == 0)
         return false;
     // Moves measured from their mean, not from the centre of their box as the margin test does:
     // one particle that moved far shifts the box's centre by half its move, which would make
@@ -380,8 +377,7 @@ bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateA
                                                list.y.data(), list.z.data(), end - begin);
     if (drifts.first + drifts.second <= list.margin)
         return true;
-    return drifts.first == drifts.first && // not NaN: a non-finite move is infinitely far
-           no_unlisted_contact(list, world, s, begin, end, thickness, vectorized);
+    return no_unlisted_contact(list, world, s, begin, end, thickness, vectorized);
 }
 
 /// How far ahead the list looks: eight steps of the fastest particle's motion relative to the
@@ -415,8 +411,8 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     list.x.assign(s.x + begin, s.x + end);
     list.y.assign(s.y + begin, s.y + end);
     list.z.assign(s.z + begin, s.z + end);
-    list.grid = std::make_unique<DenseGrid<T>>(fit_grid(list.x.data(), list.y.data(), list.z.data(), n, reach));
-    const DenseGrid<T>& grid = *list.grid;
+    list.grid = fit_grid(list.x.data(), list.y.data(), list.z.data(), n, reach);
+    const DenseGrid<T>& grid = list.grid;
     // Non-finite particles go to one extra cell past the grid that no query visits.
     const std::size_t cells = grid.cells();
     list.particle_cell.resize(n);
