@@ -295,104 +295,15 @@ TEMPLATE_TEST_CASE("the inside-a-box check agrees with its scalar twin on every 
     CHECK_FALSE(kernels::all_inside(s, 1, 4, lo, hi));
 }
 
-TEMPLATE_TEST_CASE("the stale-list measure's vector twin returns the scalar twin's bits: the two largest distances of "
-                   "a move from the centre of the moves' box, infinite past a non-finite move",
+TEMPLATE_TEST_CASE("the move survey agrees on both paths and with a plain loop: the two largest distances from the "
+                   "centre and the moves past the limit bit for bit, the sums to rounding",
                    "[kernels][self_collision]", float, double)
 {
     using T = TestType;
     REQUIRE(simd::kLanes<T> > 1);
-    // Moves a - b of up to 75 particles, offset by a common drift, so every count has whole
-    // batches and a tail, and the two largest sit anywhere (in the batches, in the tail, tied).
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<T> a[3], b[3];
-    for (int axis = 0; axis < 3; ++axis)
-        for (int k = 0; k < 75; ++k)
-        {
-            b[axis].push_back(T(10 * u(rng)));
-            a[axis].push_back(b[axis].back() + T(3) + T(u(rng)));
-        }
-    // The reference: the box and the distances from its centre as plainly as they can be written.
-    const auto reference = [&](std::size_t n) {
-        T lo[3], hi[3];
-        for (int axis = 0; axis < 3; ++axis)
-        {
-            lo[axis] = hi[axis] = a[axis][0] - b[axis][0];
-            for (std::size_t k = 1; k < n; ++k)
-            {
-                lo[axis] = std::min(lo[axis], a[axis][k] - b[axis][k]);
-                hi[axis] = std::max(hi[axis], a[axis][k] - b[axis][k]);
-            }
-        }
-        std::vector<T> d2;
-        for (std::size_t k = 0; k < n; ++k)
-        {
-            T sum = 0;
-            for (int axis = 0; axis < 3; ++axis)
-            {
-                const T d = a[axis][k] - b[axis][k] - (lo[axis] + hi[axis]) * T(0.5);
-                sum += d * d;
-            }
-            d2.push_back(sum);
-        }
-        std::sort(d2.rbegin(), d2.rend());
-        return std::pair<T, T>(std::sqrt(d2[0]), n > 1 ? std::sqrt(d2[1]) : T(0));
-    };
-    const auto both = [&](std::size_t n) {
-        const auto v = kernels::largest_relative_moves_vector<xsimd::default_arch>(
-            a[0].data(), a[1].data(), a[2].data(), b[0].data(), b[1].data(), b[2].data(), n);
-        const auto s = kernels::largest_relative_moves(a[0].data(), a[1].data(), a[2].data(), b[0].data(), b[1].data(),
-                                                       b[2].data(), n);
-        using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-        REQUIRE(std::bit_cast<Bits>(v.first) == std::bit_cast<Bits>(s.first));
-        REQUIRE(std::bit_cast<Bits>(v.second) == std::bit_cast<Bits>(s.second));
-        return s;
-    };
-    for (std::size_t n = 1; n <= 75; ++n)
-    {
-        INFO(n << " particles");
-        const auto s = both(n);
-        const auto r = reference(n);
-        CHECK(s.first == r.first);
-        CHECK(s.second == r.second);
-        CHECK(s.first < T(1.8)); // the common drift of 3 is measured away: these are the spreads
-        if (n >= 10)
-            CHECK(s.second > T(0.3));
-    }
-    // A tie for the largest fills both places.
-    for (int axis = 0; axis < 3; ++axis)
-    {
-        a[axis][3] += T(5);
-        a[axis][70] = a[axis][3];
-        b[axis][70] = b[axis][3];
-    }
-    const auto tied = both(75);
-    CHECK(tied.first == tied.second);
-    CHECK(tied.first > T(5));
-    // A NaN or an infinity anywhere, in a batch or in the tail, makes both infinite.
-    const T inf = std::numeric_limits<T>::infinity();
-    for (const T bad : {std::numeric_limits<T>::quiet_NaN(), inf, -inf})
-        for (const std::size_t k : {std::size_t(0), std::size_t(9), std::size_t(33), std::size_t(74)})
-            for (int axis = 0; axis < 3; ++axis)
-            {
-                INFO("particle " << k << ", axis " << axis << ", value " << bad);
-                const T kept = a[axis][k];
-                a[axis][k] = bad;
-                const auto s = both(75);
-                CHECK(s.first == inf);
-                CHECK(s.second == inf);
-                a[axis][k] = kept;
-            }
-}
-
-TEMPLATE_TEST_CASE("the moves past a limit and the moves' sums agree on both paths and with a plain loop", "[kernels]",
-                   float, double)
-{
-    // 75 moves, a drift of 3 in common, a few long ones; every count from 1 to 75 so that each
-    // batch width has a tail. moves_beyond must list exactly the particles a plain loop finds,
-    // in order, on both paths; the sums (used for a centre that any value would do for) agree to
-    // rounding.
-    using T = TestType;
+    // Moves a - b of up to 75 particles: a drift of 3 in common (the centre), a spread of 0.2 and
+    // every eleventh 1.5 farther, so every count has whole batches and a tail, some moves lie past
+    // the limit, and the two largest sit anywhere (in the batches, in the tail).
     std::mt19937 rng(11);
     std::uniform_real_distribution<double> small(-0.2, 0.2);
     std::array<std::vector<T>, 3> a, b;
@@ -404,43 +315,103 @@ TEMPLATE_TEST_CASE("the moves past a limit and the moves' sums agree on both pat
         }
     const std::array<T, 3> centre{T(3), T(3), T(3)};
     const T limit2 = T(0.25) * T(0.25);
-    for (std::size_t n = 1; n <= 75; ++n)
-    {
-        INFO(n << " particles");
-        std::vector<std::uint32_t> plain, vector(n + 16), scalar(n + 16);
-        for (std::uint32_t k = 0; k < n; ++k)
-        {
-            T d2 = 0;
-            for (int axis = 0; axis < 3; ++axis)
-                d2 += (a[axis][k] - b[axis][k] - centre[std::size_t(axis)]) *
-                      (a[axis][k] - b[axis][k] - centre[std::size_t(axis)]);
-            if (d2 > limit2)
-                plain.push_back(k);
-        }
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    const auto both = [&](std::size_t n, std::vector<std::uint32_t>* listed = nullptr) {
+        std::vector<std::uint32_t> vector(n + 16), scalar(n + 16);
         const auto args = std::tuple{a[0].data(), a[1].data(), a[2].data(), b[0].data(), b[1].data(), b[2].data(), n};
-        const auto nv = std::apply(
+        const auto v = std::apply(
             [&](auto... x) {
-                return kernels::moves_beyond_vector<xsimd::default_arch>(x..., centre, limit2, vector.data());
+                return kernels::survey_moves_vector<xsimd::default_arch>(x..., centre, limit2, vector.data());
             },
             args);
-        const auto ns = std::apply(
-            [&](auto... x) { return kernels::moves_beyond(x..., centre, limit2, scalar.data()); }, args);
-        vector.resize(nv);
-        scalar.resize(ns);
-        CHECK(vector == plain);
-        CHECK(scalar == plain);
-        if (n >= 20)
-            CHECK(plain.size() > 1);
-        const auto sv = std::apply([](auto... x) { return kernels::sum_moves_vector<xsimd::default_arch>(x...); },
-                                   args);
-        const auto ss = std::apply([](auto... x) { return kernels::sum_moves(x...); }, args);
+        const auto s = std::apply([&](auto... x) { return kernels::survey_moves(x..., centre, limit2, scalar.data()); },
+                                  args);
+        REQUIRE(std::bit_cast<Bits>(v.first) == std::bit_cast<Bits>(s.first));
+        REQUIRE(std::bit_cast<Bits>(v.second) == std::bit_cast<Bits>(s.second));
+        vector.resize(v.beyond);
+        scalar.resize(s.beyond);
+        REQUIRE(vector == scalar);
         for (int axis = 0; axis < 3; ++axis)
         {
             double exact = 0;
             for (std::size_t k = 0; k < n; ++k)
                 exact += double(a[axis][k]) - double(b[axis][k]);
-            CHECK(std::abs(double(sv[std::size_t(axis)]) - exact) <= 1e-5 * (1 + std::abs(exact)));
-            CHECK(std::abs(double(ss[std::size_t(axis)]) - exact) <= 1e-5 * (1 + std::abs(exact)));
+            CHECK(std::abs(double(v.sum[std::size_t(axis)]) - exact) <= 1e-5 * (1 + std::abs(exact)));
+            CHECK(std::abs(double(s.sum[std::size_t(axis)]) - exact) <= 1e-5 * (1 + std::abs(exact)));
         }
+        if (listed)
+            *listed = scalar;
+        return s;
+    };
+    for (std::size_t n = 1; n <= 75; ++n)
+    {
+        INFO(n << " particles");
+        // The reference, as plainly as it can be written.
+        std::vector<T> d2;
+        std::vector<std::uint32_t> plain;
+        for (std::uint32_t k = 0; k < n; ++k)
+        {
+            T sum = 0;
+            for (int axis = 0; axis < 3; ++axis)
+            {
+                const T d = a[axis][k] - b[axis][k] - centre[std::size_t(axis)];
+                sum += d * d;
+            }
+            d2.push_back(sum);
+            if (sum > limit2)
+                plain.push_back(k);
+        }
+        std::sort(d2.rbegin(), d2.rend());
+        std::vector<std::uint32_t> listed;
+        const auto s = both(n, &listed);
+        CHECK(s.first == d2[0]);
+        CHECK(s.second == (n > 1 ? d2[1] : T(0)));
+        CHECK(listed == plain);
+        if (n >= 20)
+            CHECK(plain.size() > 1);
     }
+    // A tie for the largest fills both places.
+    for (int axis = 0; axis < 3; ++axis)
+    {
+        a[axis][3] += T(5);
+        a[axis][70] = a[axis][3];
+        b[axis][70] = b[axis][3];
+    }
+    const auto tied = both(75);
+    CHECK(tied.first == tied.second);
+    CHECK(tied.first > T(25));
+    // The two largest in one lane of the vector twin (particles 3 and 3 + the batch width): the
+    // lane's second largest must reach the result too.
+    const std::size_t same_lane = 3 + simd::kLanes<T>;
+    for (int axis = 0; axis < 3; ++axis)
+    {
+        a[axis][70] = b[axis][70] + T(3);
+        a[axis][same_lane] = b[axis][same_lane] + (a[axis][3] - b[axis][3]) - T(0.5);
+    }
+    const auto one_lane = both(75);
+    CHECK(one_lane.first > one_lane.second);
+    CHECK(one_lane.second > T(16));
+    // A NaN or an infinity anywhere, in a batch or in the tail, leaves a sum not finite.
+    const T inf = std::numeric_limits<T>::infinity();
+    for (const T bad : {std::numeric_limits<T>::quiet_NaN(), inf, -inf})
+        for (const std::size_t k : {std::size_t(0), std::size_t(9), std::size_t(33), std::size_t(74)})
+            for (int axis = 0; axis < 3; ++axis)
+            {
+                INFO("particle " << k << ", axis " << axis << ", value " << bad);
+                const T kept = a[axis][k];
+                a[axis][k] = bad;
+                std::vector<std::uint32_t> vector(91), scalar(91);
+                const auto args = std::tuple{a[0].data(), a[1].data(), a[2].data(),    b[0].data(),
+                                             b[1].data(), b[2].data(), std::size_t(75)};
+                const auto v = std::apply(
+                    [&](auto... x) {
+                        return kernels::survey_moves_vector<xsimd::default_arch>(x..., centre, limit2, vector.data());
+                    },
+                    args);
+                const auto s = std::apply(
+                    [&](auto... x) { return kernels::survey_moves(x..., centre, limit2, scalar.data()); }, args);
+                CHECK_FALSE(std::isfinite(v.sum[std::size_t(axis)]));
+                CHECK_FALSE(std::isfinite(s.sum[std::size_t(axis)]));
+                a[axis][k] = kept;
+            }
 }

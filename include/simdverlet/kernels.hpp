@@ -587,17 +587,13 @@ struct BodyLanes
     V x, y, z, px, py, pz, w;
 };
 
-/// Walks candidate lists in lanes, vector twin, over groups [g_begin, g_end) of a lane table laid
-/// out for this batch width: group g's rows start at row group_row[g] of `table` (rows of one index
-/// per lane), and its row count is group_row[g + 1] - group_row[g]. The first row holds each lane's
-/// own particle, the next rows its candidates in order, with the lane's own index where its list
-/// has ended. For a group: acc = start(own); then for each candidate row, visit(acc, own, other,
-/// live, own_first) with `live` the lanes whose row entry is not themselves and `own_first` the
-/// lanes whose own index is below the candidate's; then finish(acc, own, g * lanes). Every index is
-/// read with one vector load: no lane-by-lane bookkeeping between the gathers.
-template <class Arch, class T, class Start, class Visit, class Finish>
-void walk_candidates_vector(const StateArrays<T>& s, const std::int32_t* table, const std::uint32_t* group_row,
-                            std::size_t g_begin, std::size_t g_end, Start&& start, Visit&& visit, Finish&& finish)
+/// Calls visit(a, b, live, p) for the pairs p in [p_begin, p_end) of (pair_a[p], pair_b[p]),
+/// vector twin: a batch of pairs at a time from p_begin (a multiple of the batch width), both
+/// bodies gathered, `live` the lanes before p_end. pair_a and pair_b hold valid indices up to the
+/// batch after p_end.
+template <class Arch, class T, class Visit>
+void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, const std::int32_t* pair_b,
+                          std::size_t p_begin, std::size_t p_end, Visit&& visit)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
@@ -610,44 +606,141 @@ void walk_candidates_vector(const StateArrays<T>& s, const std::int32_t* table, 
                             simd::gather<T, Arch>(s.pz, index),
                             s.inv_mass ? simd::gather<T, Arch>(s.inv_mass, index) : B(T(1))};
     };
-    for (std::size_t g = g_begin; g < g_end; ++g)
+    // Pairs come in order of their lower index, so a batch's two ends span a few cache lines of
+    // each array: asking for those a few batches ahead took a tenth off the sweep in the pile.
+    constexpr std::size_t kAhead = 4 * L;
+    const auto prefetch = [&](std::size_t q) {
+        for (const T* array : std::array<const T*, 7>{s.x, s.y, s.z, s.px, s.py, s.pz, s.inv_mass})
+            if (array)
+                for (const std::int32_t* side : std::array<const std::int32_t*, 2>{pair_a, pair_b})
+                {
+                    simd::prefetch(array + side[q]);
+                    simd::prefetch(array + side[q + L - 1]);
+                }
+    };
+    const auto all = simd::first_lanes<T, Arch>(L);
+    for (std::size_t p = p_begin; p < p_end; p += L)
     {
-        const std::int32_t* row = table + std::size_t(group_row[g]) * L;
-        const std::int32_t* const last = table + std::size_t(group_row[g + 1]) * L;
-        const auto own_index = simd::load_indices<T, Arch>(row);
-        const BodyLanes<B> own = load(own_index);
-        auto acc = start(own);
-        for (row += L; row != last; row += L)
-        {
-            const auto other_index = simd::load_indices<T, Arch>(row);
-            visit(acc, own, load(other_index), simd::index_mask<T, Arch>(other_index != own_index),
-                  simd::index_mask<T, Arch>(own_index < other_index));
-        }
-        finish(acc, own, g * L);
+        if (p + kAhead < p_end)
+            prefetch(p + kAhead);
+        visit(load(simd::load_indices<T, Arch>(pair_a + p)), load(simd::load_indices<T, Arch>(pair_b + p)),
+              p + L <= p_end ? all : simd::first_lanes<T, Arch>(p_end - p), p);
     }
 }
 
-/// Scalar twin of walk_candidates_vector: one particle at a time, the same calls with T and bool.
-template <class T, class Start, class Visit, class Finish>
-void walk_candidates_scalar(const StateArrays<T>& s, const std::uint32_t* who, std::size_t a_begin, std::size_t a_end,
-                            std::size_t base, const std::uint32_t* first, const std::uint32_t* count,
-                            const std::uint32_t* list, Start&& start, Visit&& visit, Finish&& finish)
+/// Scalar twin of for_each_pair_vector: one pair at a time, the same calls with T and bool.
+template <class T, class Visit>
+void for_each_pair_scalar(const StateArrays<T>& s, const std::int32_t* pair_a, const std::int32_t* pair_b,
+                          std::size_t p_begin, std::size_t p_end, Visit&& visit)
 {
     const auto load = [&](std::size_t i) {
         return BodyLanes<T>{s.x[i], s.y[i], s.z[i], s.px[i], s.py[i], s.pz[i], s.inv_mass ? s.inv_mass[i] : T(1)};
     };
+    for (std::size_t p = p_begin; p < p_end; ++p)
+        visit(load(std::size_t(pair_a[p])), load(std::size_t(pair_b[p])), true, p);
+}
+
+/// Per-contact pushes, one record r per side of a pair: push (x[r], y[r], z[r]), and touching[r]
+/// 1 where the pair touched, else 0.
+template <class T>
+struct PushArrays
+{
+    const T *x, *y, *z, *touching;
+};
+
+/// A particle's position and inverse mass (1 without masses), and what its contacts add up to.
+template <class V>
+struct PushedLanes
+{
+    V x, y, z, w;
+    V dx, dy, dz, count;
+};
+
+/// Sums each particle's pushes and moves it where settle(pushed) says (it returns the new x, y,
+/// z), vector twin, over groups [g_begin, g_end) of a lane table: group g's rows start at row
+/// group_row[g] of `table` (one index per lane); its first row holds each lane's own particle,
+/// the next rows the records of its pushes in order, a record of zeros once its list has ended.
+/// Only the first `active` lanes of the whole table are written back (the others repeat a group's
+/// first particle). Plain adds: a record of zeros leaves a sum exactly as it was.
+template <class Arch, class T, class Settle>
+void settle_pushes_vector(const StateArrays<T>& s, const PushArrays<T>& push, const std::int32_t* table,
+                          const std::uint32_t* group_row, std::size_t g_begin, std::size_t g_end, std::size_t active,
+                          Settle&& settle)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const auto gather = [](const T* src, const simd::IndexBatch<T, Arch>& index) {
+        return simd::gather<T, Arch>(src, index);
+    };
+    for (std::size_t g = g_begin; g < g_end; ++g)
+    {
+        const std::int32_t* const own = table + std::size_t(group_row[g]) * L;
+        const std::int32_t* const last = table + std::size_t(group_row[g + 1]) * L;
+        // The own indices rise: a group of consecutive particles (most of a sheet in contact) is
+        // loaded and stored whole instead of lane by lane. A group cut short repeats its first
+        // index in the lanes past the end, so it never looks like a run.
+        const bool run = std::size_t(own[L - 1] - own[0]) == L - 1;
+        const auto own_index = simd::load_indices<T, Arch>(own);
+        const auto load = [&](const T* src) {
+            return run ? simd::load_unaligned<T, Arch>(src + own[0]) : gather(src, own_index);
+        };
+        const B zero(T(0));
+        PushedLanes<B> p{load(s.x), load(s.y), load(s.z), s.inv_mass ? load(s.inv_mass) : B(T(1)),
+                         zero,      zero,      zero,      zero};
+        for (const std::int32_t* row = own + L; row != last; row += L)
+        {
+            const auto record = simd::load_indices<T, Arch>(row);
+            p.dx += gather(push.x, record);
+            p.dy += gather(push.y, record);
+            p.dz += gather(push.z, record);
+            p.count += gather(push.touching, record);
+        }
+        const auto [x, y, z] = settle(p);
+        if (run)
+        {
+            x.store_unaligned(s.x + own[0]);
+            y.store_unaligned(s.y + own[0]);
+            z.store_unaligned(s.z + own[0]);
+            continue;
+        }
+        alignas(simd::kAlignment) T lanes[3][L];
+        simd::store<T, Arch>(lanes[0], x);
+        simd::store<T, Arch>(lanes[1], y);
+        simd::store<T, Arch>(lanes[2], z);
+        for (std::size_t l = 0; l < L && g * L + l < active; ++l)
+        {
+            const auto i = std::size_t(own[l]);
+            s.x[i] = lanes[0][l];
+            s.y[i] = lanes[1][l];
+            s.z[i] = lanes[2][l];
+        }
+    }
+}
+
+/// Scalar twin of settle_pushes_vector: the particles who[a] (from `base`) for a in [a_begin,
+/// a_end), particle k's records record[first[k] .. first[k] + count[k]).
+template <class T, class Settle>
+void settle_pushes_scalar(const StateArrays<T>& s, const PushArrays<T>& push, const std::uint32_t* who,
+                          std::size_t a_begin, std::size_t a_end, std::size_t base, const std::uint32_t* first,
+                          const std::uint32_t* count, const std::uint32_t* record, Settle&& settle)
+{
     for (std::size_t a = a_begin; a < a_end; ++a)
     {
         const std::uint32_t k = who[a];
         const std::size_t i = base + k;
-        const BodyLanes<T> own = load(i);
-        auto acc = start(own);
+        PushedLanes<T> p{s.x[i], s.y[i], s.z[i], s.inv_mass ? s.inv_mass[i] : T(1), T(0), T(0), T(0), T(0)};
         for (std::uint32_t m = 0; m < count[k]; ++m)
         {
-            const std::size_t j = list[first[k] + m];
-            visit(acc, own, load(j), true, i < j);
+            const std::uint32_t r = record[first[k] + m];
+            p.dx += push.x[r];
+            p.dy += push.y[r];
+            p.dz += push.z[r];
+            p.count += push.touching[r];
         }
-        finish(acc, own, a);
+        const auto [x, y, z] = settle(p);
+        s.x[i] = x;
+        s.y[i] = y;
+        s.z[i] = z;
     }
 }
 
@@ -1294,81 +1387,15 @@ bool all_inside(const StateArrays<T>& s, std::size_t begin, std::size_t end, con
     return true;
 }
 
-/// A scan of the moves a - b of many particles, per lane: the moves' bounding box, whether any
-/// move was not finite (x - x summed stays 0 while every one is), and the two largest squared
-/// distances from a centre. Both twins of largest_relative_moves step through these.
-template <class V>
-struct MoveScan
+/// What survey_moves found among the moves a - b of particles [0, n), measured from a centre.
+template <class T>
+struct MoveSurvey
 {
-    V lo_x, lo_y, lo_z, hi_x, hi_y, hi_z;
-    V nonfinite;
-    V first, second; // squared, first >= second
-
-    static MoveScan start()
-    {
-        const V inf(std::numeric_limits<simd::Scalar<V>>::infinity()), zero(simd::Scalar<V>(0));
-        return {inf, inf, inf, -inf, -inf, -inf, zero, zero, zero};
-    }
+    T first, second;      ///< the two largest squared distances from the centre, first >= second
+    std::array<T, 3> sum; ///< the moves' sums, axis by axis: not finite when a move is not (then
+                          ///< first and second mean nothing)
+    std::uint32_t beyond; ///< how many moved farther than the limit from the centre, listed in `out`
 };
-
-template <class V>
-SIMDVERLET_INLINE void bound_move(MoveScan<V>& m, const V& x, const V& y, const V& z)
-{
-    m.lo_x = simd::min(x, m.lo_x), m.lo_y = simd::min(y, m.lo_y), m.lo_z = simd::min(z, m.lo_z);
-    m.hi_x = simd::max(x, m.hi_x), m.hi_y = simd::max(y, m.hi_y), m.hi_z = simd::max(z, m.hi_z);
-    m.nonfinite = m.nonfinite + (x - x) + (y - y) + (z - z);
-}
-
-/// Keeps the two largest of the squared distances seen, as a multiset (a tie fills both).
-template <class V>
-SIMDVERLET_INLINE void rank_move(MoveScan<V>& m, const V& d2)
-{
-    m.second = simd::max(simd::min(d2, m.first), m.second);
-    m.first = simd::max(d2, m.first);
-}
-
-/// Folds a vector scan's lanes into a scalar one: the union of the boxes and of the lanes' two
-/// largest, which hold the two largest of all.
-template <class T, class Arch>
-void fold_lanes(MoveScan<T>& into, const MoveScan<simd::Batch<T, Arch>>& from)
-{
-    constexpr std::size_t L = simd::Batch<T, Arch>::size;
-    alignas(64) T lanes[8][L];
-    const simd::Batch<T, Arch>* fields[8] = {&from.lo_x, &from.lo_y, &from.lo_z,  &from.hi_x,
-                                             &from.hi_y, &from.hi_z, &from.first, &from.second};
-    for (int f = 0; f < 8; ++f)
-        fields[f]->store_aligned(lanes[f]);
-    for (std::size_t l = 0; l < L; ++l)
-    {
-        // Corner by corner: a lane that saw no move holds the empty box (lo = inf, hi = -inf).
-        into.lo_x = simd::min(lanes[0][l], into.lo_x), into.lo_y = simd::min(lanes[1][l], into.lo_y);
-        into.lo_z = simd::min(lanes[2][l], into.lo_z);
-        into.hi_x = simd::max(lanes[3][l], into.hi_x), into.hi_y = simd::max(lanes[4][l], into.hi_y);
-        into.hi_z = simd::max(lanes[5][l], into.hi_z);
-        rank_move(into, lanes[6][l]);
-        rank_move(into, lanes[7][l]);
-    }
-    into.nonfinite = into.nonfinite + simd::reduce_add<T, Arch>(from.nonfinite);
-}
-
-template <class T>
-std::array<T, 3> box_centre(const MoveScan<T>& m)
-{
-    return {(m.lo_x + m.hi_x) * T(0.5), (m.lo_y + m.hi_y) * T(0.5), (m.lo_z + m.hi_z) * T(0.5)};
-}
-
-template <class T>
-std::pair<T, T> both_infinite()
-{
-    return {std::numeric_limits<T>::infinity(), std::numeric_limits<T>::infinity()};
-}
-
-/// The moves a - b of the batch of particles from k (unaligned: k need not be a batch multiple).
-template <class Arch, class T>
-SIMDVERLET_INLINE simd::Batch<T, Arch> batch_move(const T* a, const T* b, std::size_t k)
-{
-    return simd::load_unaligned<T, Arch>(a + k) - simd::load_unaligned<T, Arch>(b + k);
-}
 
 /// Squared distance of a move from the centre c.
 template <class V>
@@ -1378,135 +1405,92 @@ SIMDVERLET_INLINE V squared_from(const V& x, const V& y, const V& z, const std::
     return dx * dx + dy * dy + dz * dz;
 }
 
-/// The two largest distances of the moves a - b of particles [0, n) from the centre of the moves'
-/// bounding box, the largest first; both infinite when a move is not finite. Vector twin, for
-/// self-collision's test of its candidate list, which reads every particle every pass (scalar, it
-/// took 15 % of a crumpling sheet's frame). Whole batches, then the rest one by one; the arrays
-/// need no alignment. Max and min round nothing, so both twins return the same bits.
-template <class Arch, class T>
-std::pair<T, T> largest_relative_moves_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by,
-                                              const T* bz, std::size_t n)
+/// Keeps the two largest of the squared distances seen, as a multiset (a tie fills both).
+template <class V>
+SIMDVERLET_INLINE void rank_move(V& first, V& second, const V& d2)
 {
-    using B = simd::Batch<T, Arch>;
-    constexpr std::size_t L = B::size;
-    const std::size_t whole = n / L * L;
-    MoveScan<B> lanes = MoveScan<B>::start();
-    for (std::size_t k = 0; k < whole; k += L)
-        bound_move(lanes, batch_move<Arch>(ax, bx, k), batch_move<Arch>(ay, by, k), batch_move<Arch>(az, bz, k));
-    MoveScan<T> all = MoveScan<T>::start();
-    fold_lanes(all, lanes);
-    for (std::size_t k = whole; k < n; ++k)
-        bound_move(all, ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k]);
-    if (!(all.nonfinite == T(0)))
-        return both_infinite<T>();
-    const std::array<T, 3> centre = box_centre(all);
-    lanes = MoveScan<B>::start();
-    for (std::size_t k = 0; k < whole; k += L)
-        rank_move(lanes, squared_from(batch_move<Arch>(ax, bx, k), batch_move<Arch>(ay, by, k),
-                                      batch_move<Arch>(az, bz, k), centre));
-    MoveScan<T> ranked = MoveScan<T>::start();
-    fold_lanes(ranked, lanes);
-    for (std::size_t k = whole; k < n; ++k)
-        rank_move(ranked, squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre));
-    return {std::sqrt(ranked.first), std::sqrt(ranked.second)};
+    second = simd::max(simd::min(d2, first), second);
+    first = simd::max(d2, first);
 }
 
-/// Scalar twin of largest_relative_moves_vector.
+/// The moves a - b of the batch of particles from k (unaligned: k need not be a batch multiple).
+template <class Arch, class T>
+SIMDVERLET_INLINE simd::Batch<T, Arch> batch_move(const T* a, const T* b, std::size_t k)
+{
+    return simd::load_unaligned<T, Arch>(a + k) - simd::load_unaligned<T, Arch>(b + k);
+}
+
+/// Adds particle k's move (mx, my, mz) to a survey, one at a time.
 template <class T>
-std::pair<T, T> largest_relative_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
-                                       std::size_t n)
+SIMDVERLET_INLINE void survey_one(MoveSurvey<T>& survey, T mx, T my, T mz, const std::array<T, 3>& centre, T limit2,
+                                  std::uint32_t k, std::uint32_t* out)
 {
-    MoveScan<T> all = MoveScan<T>::start();
-    for (std::size_t k = 0; k < n; ++k)
-        bound_move(all, ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k]);
-    if (!(all.nonfinite == T(0)))
-        return both_infinite<T>();
-    const std::array<T, 3> centre = box_centre(all);
-    MoveScan<T> ranked = MoveScan<T>::start();
-    for (std::size_t k = 0; k < n; ++k)
-        rank_move(ranked, squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre));
-    return {std::sqrt(ranked.first), std::sqrt(ranked.second)};
+    survey.sum[0] += mx;
+    survey.sum[1] += my;
+    survey.sum[2] += mz;
+    const T d2 = squared_from(mx, my, mz, centre);
+    rank_move(survey.first, survey.second, d2);
+    out[survey.beyond] = k; // branch-free: written always, kept when past the limit
+    survey.beyond += d2 > limit2 ? 1u : 0u;
 }
 
-/// Writes to `out`, in increasing order, every k < n whose move a - b lies farther than
-/// sqrt(limit2) from `centre` (squared_from, as largest_relative_moves measures), and returns how
-/// many; vector twin. `out` needs room for n + 16.
+/// One read of every particle's move a - b since self-collision's candidate list was built: the
+/// two largest distances of a move from `centre` (squared), the moves' sums, and (written to
+/// `out`, in increasing order) every k < n that moved farther than sqrt(limit2) from the centre.
+/// Vector twin: whole batches, then the rest one by one; the arrays need no alignment; `out`
+/// needs room for n + 16. The two largest and the list are the scalar twin's bits (max, min and
+/// a comparison round nothing); the sums are added lane by lane and then across, so they differ
+/// from the scalar twin's by rounding (callers use them for a centre any value would do for).
 template <class Arch, class T>
-std::uint32_t moves_beyond_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
+MoveSurvey<T> survey_moves_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
                                   std::size_t n, const std::array<T, 3>& centre, T limit2, std::uint32_t* out)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
     const std::size_t whole = n / L * L;
     const B limit(limit2);
-    std::uint32_t found = 0;
+    B first(T(0)), second(T(0)), sx(T(0)), sy(T(0)), sz(T(0));
+    std::uint32_t beyond = 0;
     for (std::size_t k = 0; k < whole; k += L)
     {
-        const B d2 = squared_from(batch_move<Arch>(ax, bx, k), batch_move<Arch>(ay, by, k), batch_move<Arch>(az, bz, k),
-                                  centre);
-        found += simd::write_set_lanes(simd::lane_bits<T, Arch>(d2 > limit), std::uint32_t(k), out + found);
+        const B mx = batch_move<Arch>(ax, bx, k), my = batch_move<Arch>(ay, by, k), mz = batch_move<Arch>(az, bz, k);
+        sx += mx;
+        sy += my;
+        sz += mz;
+        const B d2 = squared_from(mx, my, mz, centre);
+        rank_move(first, second, d2);
+        beyond += simd::write_set_lanes(simd::lane_bits<T, Arch>(d2 > limit), std::uint32_t(k), out + beyond);
+    }
+    alignas(simd::kAlignment) T lanes[2][L];
+    first.store_aligned(lanes[0]);
+    second.store_aligned(lanes[1]);
+    MoveSurvey<T> survey{T(0),
+                         T(0),
+                         {simd::reduce_add<T, Arch>(sx), simd::reduce_add<T, Arch>(sy), simd::reduce_add<T, Arch>(sz)},
+                         beyond};
+    for (std::size_t l = 0; l < L; ++l)
+    {
+        rank_move(survey.first, survey.second, lanes[0][l]);
+        rank_move(survey.first, survey.second, lanes[1][l]);
     }
     for (std::size_t k = whole; k < n; ++k)
     {
-        out[found] = std::uint32_t(k);
-        found += squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre) > limit2 ? 1u : 0u;
+        survey_one(survey, ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre, limit2, std::uint32_t(k), out);
     }
-    return found;
+    return survey;
 }
 
-/// Scalar twin of moves_beyond_vector: the same particles, in the same order.
+/// Scalar twin of survey_moves_vector (its sums in order).
 template <class T>
-std::uint32_t moves_beyond(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz, std::size_t n,
+MoveSurvey<T> survey_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz, std::size_t n,
                            const std::array<T, 3>& centre, T limit2, std::uint32_t* out)
 {
-    std::uint32_t found = 0;
+    MoveSurvey<T> survey{T(0), T(0), {T(0), T(0), T(0)}, 0};
     for (std::size_t k = 0; k < n; ++k)
     {
-        out[found] = std::uint32_t(k);
-        found += squared_from(ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre) > limit2 ? 1u : 0u;
+        survey_one(survey, ax[k] - bx[k], ay[k] - by[k], az[k] - bz[k], centre, limit2, std::uint32_t(k), out);
     }
-    return found;
-}
-
-/// The sums of the moves a - b of n particles, axis by axis; vector twin (lane by lane, then
-/// across the lanes, so its rounding differs from the scalar twin's: callers use the sums for a
-/// bound that holds for any centre, never for bits).
-template <class Arch, class T>
-std::array<T, 3> sum_moves_vector(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz,
-                                  std::size_t n)
-{
-    using B = simd::Batch<T, Arch>;
-    constexpr std::size_t L = B::size;
-    const std::size_t whole = n / L * L;
-    B sx(T(0)), sy(T(0)), sz(T(0));
-    for (std::size_t k = 0; k < whole; k += L)
-    {
-        sx += batch_move<Arch>(ax, bx, k);
-        sy += batch_move<Arch>(ay, by, k);
-        sz += batch_move<Arch>(az, bz, k);
-    }
-    std::array<T, 3> sum{simd::reduce_add<T, Arch>(sx), simd::reduce_add<T, Arch>(sy), simd::reduce_add<T, Arch>(sz)};
-    for (std::size_t k = whole; k < n; ++k)
-    {
-        sum[0] += ax[k] - bx[k];
-        sum[1] += ay[k] - by[k];
-        sum[2] += az[k] - bz[k];
-    }
-    return sum;
-}
-
-/// Scalar twin of sum_moves_vector (in order, so not to its bits).
-template <class T>
-std::array<T, 3> sum_moves(const T* ax, const T* ay, const T* az, const T* bx, const T* by, const T* bz, std::size_t n)
-{
-    std::array<T, 3> sum{T(0), T(0), T(0)};
-    for (std::size_t k = 0; k < n; ++k)
-    {
-        sum[0] += ax[k] - bx[k];
-        sum[1] += ay[k] - by[k];
-        sum[2] += az[k] - bz[k];
-    }
-    return sum;
+    return survey;
 }
 
 } // namespace simdverlet::kernels

@@ -6,11 +6,13 @@
 // pair closer than thickness + margin (the reach) when it was built, found once through a dense
 // grid (cells the size of the reach, counting sort by cell, O(n)). It is rebuilt only once the two
 // particles that moved most since have moved a margin between them (no pair can have closed by
-// more), so a list serves several substeps. Each particle's candidates are kept in
-// index order and every contact is evaluated from the current positions, so the list changes
-// nothing but speed: a step gives the same bits whether the list is fresh or old, which is why
-// snapshots need not carry it. Each particle gathers its own corrections from the unchanged
-// positions and writes only itself: the same bits for any thread count and split.
+// more) and a few that moved far touch a particle they are not listed with, so a list serves
+// many substeps. Each particle's candidates are kept in index order and every contact is
+// evaluated from the current positions, so the list changes nothing but speed: a step gives the
+// same bits whether the list is fresh or old, which is why snapshots need not carry it. A pass
+// evaluates each listed pair once from the unchanged positions into a push for each of its two
+// particles, then each particle sums its pushes in its list's order and moves itself: the same
+// bits for any thread count and split.
 #pragma once
 
 #include <algorithm>
@@ -103,10 +105,16 @@ struct CandidateList
     std::vector<std::uint32_t> first; ///< particle k's candidates are list[first[k] .. first[k] + count[k])
     std::vector<std::uint32_t> count;
     std::vector<std::uint32_t> list;   ///< particle indices
-    std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in grid order
-    // The vector pass's lane table (see kernels::walk_candidates_vector), laid out on first use
-    // after a build for `table_lanes` lanes, 0 while not laid out.
-    std::size_t table_lanes = 0;
+    std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in index order
+    // The pass's layout, made on first use after a build (laid_out false till then):
+    // every listed pair once as (pair_a[p], pair_b[p]), absolute indices, a < b, in order of a then
+    // b, padded to `pair_stride` with pairs that are never live; the push record each list entry
+    // reads (pair p's push on a is record p, on b record pair_stride + p; record 2 x pair_stride
+    // is all zeros); and the vector pass's lane table (see kernels::settle_pushes_vector).
+    bool laid_out = false;
+    std::size_t pairs = 0, pair_stride = 0;
+    std::vector<std::int32_t> pair_a, pair_b;
+    std::vector<std::uint32_t> record;
     std::vector<std::int32_t> table;
     std::vector<std::uint32_t> group_row;
     // Grid scratch: the cell of each particle, where each cell starts in the sorted order, the
@@ -114,8 +122,10 @@ struct CandidateList
     // one contiguous run).
     std::vector<std::uint32_t> particle_cell, cell_start, by_cell, sorted_cell;
     std::vector<T> sorted_x, sorted_y, sorted_z;
-    DenseGrid<T> grid;                                   ///< the grid of the last build, which the drift check searches
-    std::vector<std::uint32_t> few;                      ///< the drift check's scratch: the particles that moved far
+    DenseGrid<T> grid;                ///< the grid of the last build, which the drift check searches
+    std::array<T, 3> centre{};        ///< the moves' mean at the last check: where the next measures from
+    std::vector<std::uint32_t> few;   ///< the drift check's scratch: the particles that moved far
+    std::vector<std::uint32_t> lower; ///< lay_out_pairs' scratch
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
 
@@ -131,8 +141,8 @@ struct SelfCollisionData
     bool enabled = true;
     int contacts = 0;
     CandidateList<T> candidates;
-    // One pass's output per particle with candidates (padded by a batch: lane groups store whole).
-    std::vector<T> corrected_x, corrected_y, corrected_z;
+    // One pass's pushes, by record (see CandidateList::record), padded by a batch.
+    std::vector<T> push_x, push_y, push_z, push_touching;
 };
 
 template <class T>
@@ -218,22 +228,9 @@ bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, const std::ar
     return false;
 }
 
-/// How far apart the moves b -> a of n particles can take two of them: the two largest distances
-/// of a move from the centre of the moves' bounding box, the largest first. A pair's distance
-/// changes by at most |move_i - move_j| <= |move_i - c| + |move_j - c| for any c, so by at most
-/// their sum. Measured from the centre, a sheet that travels as a whole (a cape on a running
-/// character) counts as still. Anything non-finite counts as infinitely far.
-template <class T>
-std::pair<T, T> largest_relative_moves(bool vectorized, const T* ax, const T* ay, const T* az, const T* bx, const T* by,
-                                       const T* bz, std::size_t n)
-{
-    return vectorized ? kernels::largest_relative_moves_vector<xsimd::default_arch>(ax, ay, az, bx, by, bz, n)
-                      : kernels::largest_relative_moves(ax, ay, az, bx, by, bz, n);
-}
-
 /// Whether particle k (of the range from `begin`) touches, now, a particle it is not listed with
 /// nor joined to by a spring, among those the build's grid put within `reach` of `at`; adds the
-/// cells it searched to `cells_searched`. Touching is measured as add_contact measures it.
+/// cells it searched to `cells_searched`. Touching is measured as pair_push measures it.
 template <class T>
 bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
                       std::size_t begin, std::uint32_t k, const Vec3<T>& at, T reach, T thickness,
@@ -278,79 +275,58 @@ bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c
     return false;
 }
 
-/// The list's drift check for when the margin test fails: most often a few particles moved more
-/// than half the margin (a flapping corner in a settling pile; measured on BM_self_collision's
-/// pile, 2 to 500 of 65 536 when the margin test failed, and 1 time in 23 one of them touched a
-/// particle it was not listed with; a sixteenth rather than a sixty-fourth as the limit below
-/// took the builds from 0.68 to 0.63 a frame). Pairs of the others cannot have closed by the margin, so
-/// only pairs with one of the few can be missing: around where each of those is now (less the
-/// mean move), the build's grid is searched out to the thickness plus the largest move of any
-/// other particle, and any particle found touching it, not listed with it and not joined to it by
-/// a spring, makes the list stale. Gives up (stale) past a sixteenth of the particles, or past
-/// as many cells searched as particles, where a rebuild costs less than the search.
+/// Surveys every particle's move since the build (kernels::survey_moves) from `centre`, listing
+/// in list.few those that moved more than half the margin from it.
 template <class T>
-bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
-                         std::size_t end, T thickness, bool vectorized)
+kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const StateArrays<T>& s, const std::array<T, 3>& centre,
+                                    bool vectorized)
 {
-    const std::size_t n = end - begin;
-    if (n == 0)
-        return false;
-    // Moves measured from their mean, not from the centre of their box as the margin test does:
-    // one particle that moved far shifts the box's centre by half its move, which would make
-    // every other particle look as fast.
-    const auto sum = vectorized
-                         ? kernels::sum_moves_vector<xsimd::default_arch>(
-                               s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(), list.z.data(), n)
-                         : kernels::sum_moves(s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(),
-                                              list.z.data(), n);
-    const std::array<T, 3> centre{sum[0] / T(n), sum[1] / T(n), sum[2] / T(n)};
-    if (!std::isfinite(centre[0]) || !std::isfinite(centre[1]) || !std::isfinite(centre[2]))
-        return false;
-    std::vector<std::uint32_t>& few = list.few; // scratch kept with the list: no zeroing per check
-    if (few.size() < n + simd::kPadLanes<T>)
-        few.resize(n + simd::kPadLanes<T>);
+    const std::size_t n = list.end - list.begin;
+    if (list.few.size() < n + simd::kPadLanes<T>)
+        list.few.resize(n + simd::kPadLanes<T>); // scratch kept with the list: no zeroing per check
     const T half = list.margin / T(2);
-    const std::uint32_t count = vectorized ? kernels::moves_beyond_vector<xsimd::default_arch>(
-                                                 s.x + begin, s.y + begin, s.z + begin, list.x.data(), list.y.data(),
-                                                 list.z.data(), n, centre, half * half, few.data())
-                                           : kernels::moves_beyond(s.x + begin, s.y + begin, s.z + begin, list.x.data(),
-                                                                   list.y.data(), list.z.data(), n, centre, half * half,
-                                                                   few.data());
-    if (count > n / 16)
+    const T* const x = s.x + list.begin;
+    const T* const y = s.y + list.begin;
+    const T* const z = s.z + list.begin;
+    return vectorized
+               ? kernels::survey_moves_vector<xsimd::default_arch>(x, y, z, list.x.data(), list.y.data(), list.z.data(),
+                                                                   n, centre, half * half, list.few.data())
+               : kernels::survey_moves(x, y, z, list.x.data(), list.y.data(), list.z.data(), n, centre, half * half,
+                                       list.few.data());
+}
+
+/// The drift check, for when the margin test fails: most often a few particles moved more than
+/// half the margin from the centre (a flapping corner in a settling pile; measured on
+/// BM_self_collision's pile, 2 to 500 of 65 536 when the margin test failed, and 1 time in 23
+/// one of them touched a particle it was not listed with). Pairs of the others cannot have closed
+/// by the margin, so only pairs with one of the few can be missing: around where each of those is
+/// now (less the centre), the build's grid is searched out to the thickness plus the largest move
+/// from the centre, and any particle found touching it, not listed with it and not joined to it
+/// by a spring, makes the list stale. Gives up (stale) past a sixteenth of the particles (a
+/// sixteenth rather than a sixty-fourth took the builds from 0.68 to 0.63 a frame), or past as
+/// many cells searched as particles, where a rebuild costs less than the search.
+template <class T>
+bool no_unlisted_contact(const CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
+                         const kernels::MoveSurvey<T>& survey, const std::array<T, 3>& centre, T thickness)
+{
+    const std::size_t n = list.end - list.begin;
+    if (survey.beyond > n / 16)
         return false;
-    // The two largest moves from the mean among the few (the others moved at most half the
-    // margin): how far any particle but k moved is at most the largest, or the second for the one
-    // that moved most.
-    T largest = half, second = half;
-    std::uint32_t fastest = count > 0 ? few[0] : 0;
-    const auto deviation = [&](std::uint32_t k) {
-        const T mx = s.x[begin + k] - list.x[k] - centre[0], my = s.y[begin + k] - list.y[k] - centre[1],
-                mz = s.z[begin + k] - list.z[k] - centre[2];
-        return std::sqrt(mx * mx + my * my + mz * mz);
-    };
-    for (std::uint32_t f = 0; f < count; ++f)
-    {
-        const T d = deviation(few[f]);
-        if (d > largest)
-        {
-            second = largest;
-            largest = d;
-            fastest = few[f];
-        }
-        else
-            second = std::max(second, d);
-    }
     const auto c = world.constraints().arrays_view();
     std::size_t cells_searched = 0;
-    for (std::uint32_t f = 0; f < count; ++f)
+    for (std::uint32_t f = 0; f < survey.beyond; ++f)
     {
-        const std::uint32_t k = few[f];
+        const std::uint32_t k = list.few[f];
+        const std::size_t i = list.begin + k;
         // A particle q touching k now was, at the build, within thickness + q's move of where k
-        // is now less the mean move: |X_q - (x_k - c)| <= |x_q - x_k| + |m_q - c|. A hundredth
-        // of a percent wider, so that rounding cannot leave out a cell at the edge.
-        const T reach = (thickness + (k == fastest ? second : largest)) * T(1.0001);
-        const Vec3<T> at(s.x[begin + k] - centre[0], s.y[begin + k] - centre[1], s.z[begin + k] - centre[2]);
-        if (touches_unlisted(list, c, s, begin, k, at, reach, thickness, cells_searched))
+        // is now less the centre: |X_q - (x_k - c)| <= |x_q - x_k| + |m_q - c|. q's move is at
+        // most the largest, or the second largest when k's own is the largest (a lone fast
+        // particle then searches around itself only as far as the others moved). A hundredth of
+        // a percent wider, so that rounding cannot leave out a cell at the edge.
+        const T own = kernels::squared_from(s.x[i] - list.x[k], s.y[i] - list.y[k], s.z[i] - list.z[k], centre);
+        const T reach = (thickness + std::sqrt(own == survey.first ? survey.second : survey.first)) * T(1.0001);
+        const Vec3<T> at(s.x[i] - centre[0], s.y[i] - centre[1], s.z[i] - centre[2]);
+        if (touches_unlisted(list, c, s, list.begin, k, at, reach, thickness, cells_searched))
             return false;
         // Past as many cells as particles, a rebuild costs less.
         if (cells_searched > n)
@@ -361,11 +337,18 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
 
 /// Whether the list still holds every pair of [begin, end) that is closer than `thickness` and not
 /// joined by a spring: built for this range, thickness and these constraints (a tear or a new
-/// spring changes which pairs are exempt), and either the two particles that moved most since,
-/// relative to the others, moved less than the margin together (then no pair has closed by
-/// more), or the few that moved more than half the margin touch no particle they are not listed
-/// with (no_unlisted_contact). The list then changes nothing but speed: a pass sums a particle's
+/// spring changes which pairs are exempt), and either the two particles that moved farthest from
+/// a centre since moved less than the margin together (a pair's distance changes by at most
+/// |m_i - m_j| <= |m_i - c| + |m_j - c| for any c, so no pair has closed by more), or the few
+/// that moved more than half the margin touch no particle they are not listed with
+/// (no_unlisted_contact). The list then changes nothing but speed: a pass sums a particle's
 /// contacts over its list in index order, and a listed pair that does not touch adds nothing.
+///
+/// Any centre will do, so the moves are measured from their mean at the last check, which costs
+/// one read of the moves when it still fits (a pile settling, a sheet in steady flight); when the
+/// test fails, once more from their mean now: a sheet travelling as a whole (a cape on a running
+/// character) then counts as still, and one fast particle does not make every other look fast
+/// as it would from the centre of the moves' box.
 template <class T>
 bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
                      std::size_t end, T thickness, bool vectorized)
@@ -373,27 +356,50 @@ bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateA
     if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness ||
         list.constraints_stamp != world.constraints().edit_stamp())
         return false;
-    const auto drifts = largest_relative_moves(vectorized, s.x + begin, s.y + begin, s.z + begin, list.x.data(),
-                                               list.y.data(), list.z.data(), end - begin);
-    if (drifts.first + drifts.second <= list.margin)
+    const auto n = T(end - begin);
+    const auto fits = [&](const kernels::MoveSurvey<T>& survey) {
+        return std::sqrt(survey.first) + std::sqrt(survey.second) <= list.margin;
+    };
+    const auto finite = [](const kernels::MoveSurvey<T>& survey) {
+        return std::isfinite(survey.sum[0]) && std::isfinite(survey.sum[1]) && std::isfinite(survey.sum[2]);
+    };
+    std::array<T, 3> centre = list.centre;
+    auto survey = survey_moves(list, s, centre, vectorized);
+    if (!finite(survey))
+        return false;
+    const std::array<T, 3> mean{survey.sum[0] / n, survey.sum[1] / n, survey.sum[2] / n};
+    list.centre = mean;
+    if (fits(survey))
         return true;
-    return no_unlisted_contact(list, world, s, begin, end, thickness, vectorized);
+    if (mean != centre)
+    {
+        centre = mean;
+        survey = survey_moves(list, s, centre, vectorized);
+        if (fits(survey))
+            return true;
+    }
+    return no_unlisted_contact(list, world, s, survey, centre, thickness);
 }
 
-/// How far ahead the list looks: eight steps of the fastest particle's motion relative to the
-/// range's (a sheet's flight as a whole closes no pair), at least a
-/// twentieth of the thickness (a pile at rest rebuilds rarely) and at most a quarter of it
-/// (candidates grow with the cube of the reach in a heap: measured, a build at half the thickness
-/// costs twice one at a quarter, more than the rebuilds it saves).
+/// How far ahead the list looks: a quarter of the thickness. Measured on BM_self_collision's pile
+/// (docs/performance.md): the candidates barely grow from a twentieth of the thickness to a
+/// quarter, where the builds fall from 0.55 to 0.13 a frame; at four tenths a layer's diagonal
+/// neighbours in the next layer come within reach and a pass costs a fifth more.
 template <class T>
-T list_margin(const StateArrays<T>& s, std::size_t begin, std::size_t end, T thickness, bool vectorized)
+T list_margin(T thickness)
 {
-    constexpr T kStepsAhead = T(4);
-    const T step = largest_relative_moves(vectorized, s.x + begin, s.y + begin, s.z + begin, s.px + begin, s.py + begin,
-                                          s.pz + begin, end - begin)
-                       .first;
-    const T margin = T(2) * kStepsAhead * step;
-    return std::clamp(margin == margin ? margin : thickness, thickness / T(20), thickness / T(4));
+    return thickness / T(4);
+}
+
+/// Only particles with candidates can be moved by a pass: the pass visits those alone, in index
+/// order (neighbours along a sheet or a rope then share cache lines).
+template <class T>
+void list_active(CandidateList<T>& list)
+{
+    list.active.clear();
+    for (std::size_t k = 0; k < list.count.size(); ++k)
+        if (list.count[k] > 0)
+            list.active.push_back(std::uint32_t(k));
 }
 
 /// Rebuilds the candidate list of [begin, end) for a reach of thickness + margin: a counting sort
@@ -548,13 +554,10 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
             std::sort(from, from + std::ptrdiff_t(list.count[k]));
         }
     });
-    // Only particles with candidates can be moved by a pass: the pass visits those alone.
-    list.active.clear();
-    for (std::size_t e0 = 0; e0 < n; ++e0)
-        if (list.count[members[e0]] > 0)
-            list.active.push_back(members[e0]);
+    list_active(list);
 
-    list.table_lanes = 0;
+    list.laid_out = false;
+    list.centre = {T(0), T(0), T(0)};
     list.valid = true;
     list.begin = begin;
     list.end = end;
@@ -564,13 +567,39 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     ++list.builds;
 }
 
-/// Lays the candidate lists out for a vector pass of `lanes` lanes: the active particles in groups
-/// of `lanes`, and for each group a row of the lanes' own indices followed by one row per step of
-/// its longest list, holding each lane's next candidate, or its own index once its list has ended
-/// (lanes past the last active particle repeat the group's first, with no candidates).
+/// Lays the list out for a pass (see CandidateList::laid_out): its pairs once each, in order of
+/// their lower index, then the higher; the record each entry reads; and for a vector pass of
+/// `lanes` lanes, the active particles in groups of `lanes`, each group a row of the lanes' own
+/// indices and then one row per step of its longest list (lanes past the last active particle
+/// repeat the group's first, with no records).
 template <class T>
-void lay_out_lanes(CandidateList<T>& list, std::size_t lanes)
+void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
 {
+    const std::size_t n = list.count.size();
+    const auto begin = std::uint32_t(list.begin);
+    list.pairs = list.list.size() / 2; // every pair is listed from both ends
+    list.pair_stride = simd::padded_count<T>(list.pairs);
+    list.pair_a.assign(list.pair_stride + simd::kPadLanes<T>, std::int32_t(begin));
+    list.pair_b.assign(list.pair_stride + simd::kPadLanes<T>, std::int32_t(begin));
+    list.record.resize(list.list.size());
+    // A particle's entries for its lower partners come first in its list, in the order those
+    // partners are reached here: `lower` is where the next one goes.
+    std::vector<std::uint32_t>& lower = list.lower;
+    lower.assign(list.first.begin(), list.first.end());
+    std::size_t p = 0;
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::uint32_t e = list.first[k]; e < list.first[k] + list.count[k]; ++e)
+        {
+            const std::uint32_t q = list.list[e] - begin;
+            if (q < k)
+                continue;
+            list.pair_a[p] = std::int32_t(begin + k);
+            list.pair_b[p] = std::int32_t(begin + q);
+            list.record[e] = std::uint32_t(p);
+            list.record[lower[q]++] = std::uint32_t(list.pair_stride + p);
+            ++p;
+        }
+    const auto none = std::int32_t(2 * list.pair_stride);
     const auto& active = list.active;
     const std::size_t groups = (active.size() + lanes - 1) / lanes;
     list.group_row.resize(groups + 1);
@@ -594,33 +623,33 @@ void lay_out_lanes(CandidateList<T>& list, std::size_t lanes)
             const std::size_t a = g * lanes + l;
             const std::uint32_t k = active[a < active.size() ? a : g * lanes];
             const std::uint32_t count = a < active.size() ? list.count[k] : 0;
-            const auto own = std::int32_t(list.begin + k);
-            rows_of_group[l] = own;
+            rows_of_group[l] = std::int32_t(begin + k);
             for (std::size_t m = 0; m < steps; ++m)
-                rows_of_group[(m + 1) * lanes + l] = m < count ? std::int32_t(list.list[list.first[k] + m]) : own;
+                rows_of_group[(m + 1) * lanes + l] = m < count ? std::int32_t(list.record[list.first[k] + m]) : none;
         }
     }
-    list.table_lanes = lanes;
+    list.laid_out = true;
 }
 
-/// What a particle's contacts add up to in one pass: the push-outs and friction corrections, how
-/// many there were, and how many with a candidate of higher index (so a pair counts once).
+/// What one contact does to its two particles, written once for a scalar (V = T, M = bool) and a
+/// batch of pairs: each particle's push and whether they touch (1, else 0 with both pushes 0).
 template <class V>
-struct ContactSum
+struct PairPush
 {
-    V dx, dy, dz, count, pairs;
+    V ax, ay, az, bx, by, bz, touching;
 };
 
-/// One candidate of particle a, written once for a scalar (V = T, M = bool) and a batch of lanes.
-/// If b is closer than the thickness (and the pair can move), the contact pushes a out along the
-/// line between them by its inverse-mass share of the depth, and cuts the pair's relative sliding
-/// this step Coulomb-style by at most friction x depth. Only x will move, px stays: the velocity
-/// a step implies is then where the particle ended minus where it started, so a layer resting on
-/// another, pushed back by exactly what it sank, keeps no velocity, and what friction removes
-/// from the position it removes from the velocity too.
+/// The contact of a and b (a of lower index). If they are closer than the thickness (and the
+/// pair can move), each is pushed out along the line between them by its inverse-mass share of
+/// the depth, and the pair's relative sliding this step is cut Coulomb-style by at most friction
+/// x depth. Only x will move, px stays: the velocity a step implies is then where the particle
+/// ended minus where it started, so a layer resting on another, pushed back by exactly what it
+/// sank, keeps no velocity, and what friction removes from the position it removes from the
+/// velocity too. Seen from b the direction and the sliding change sign, so b's push is a's
+/// correction reversed with b's share: bit for bit what b would compute for itself.
 template <class T, class V, class M>
-void add_contact(ContactSum<V>& sum, const kernels::BodyLanes<V>& a, const kernels::BodyLanes<V>& b, const M& live,
-                 const M& a_first, T thickness, T friction)
+PairPush<V> pair_push(const kernels::BodyLanes<V>& a, const kernels::BodyLanes<V>& b, const M& live, T thickness,
+                      T friction)
 {
     const V zero(T(0)), one(T(1));
     const V rx = a.x - b.x, ry = a.y - b.y, rz = a.z - b.z;
@@ -628,13 +657,12 @@ void add_contact(ContactSum<V>& sum, const kernels::BodyLanes<V>& a, const kerne
     const V weights = a.w + b.w;
     const M touching = live && (dist2 < V(thickness * thickness)) && (weights > zero);
     if (!simd::any(touching))
-        return;
-    const V share = a.w / weights;
+        return {zero, zero, zero, zero, zero, zero, zero};
     const V dist = simd::sqrt(dist2);
-    // Coincident particles have no direction between them: part them along y, by index order.
+    // Coincident particles have no direction between them: part them along y, the lower index down.
     const M spread = dist > V(T(1e-6) * thickness);
     const V nx = simd::select(spread, rx / dist, zero);
-    const V ny = simd::select(spread, ry / dist, simd::select(a_first, V(T(-1)), one));
+    const V ny = simd::select(spread, ry / dist, V(T(-1)));
     const V nz = simd::select(spread, rz / dist, zero);
     const V depth = V(thickness) - dist;
     const V vx = (a.x - a.px) - (b.x - b.px), vy = (a.y - a.py) - (b.y - b.py), vz = (a.z - a.pz) - (b.z - b.pz);
@@ -642,68 +670,79 @@ void add_contact(ContactSum<V>& sum, const kernels::BodyLanes<V>& a, const kerne
     const V tx = vx - vn * nx, ty = vy - vn * ny, tz = vz - vn * nz;
     const V slide = simd::sqrt(tx * tx + ty * ty + tz * tz);
     const V slip = simd::select(slide > zero, simd::min(one, V(friction) * depth / slide), zero);
-    sum.dx = simd::select(touching, sum.dx + share * (depth * nx - slip * tx), sum.dx);
-    sum.dy = simd::select(touching, sum.dy + share * (depth * ny - slip * ty), sum.dy);
-    sum.dz = simd::select(touching, sum.dz + share * (depth * nz - slip * tz), sum.dz);
-    sum.count = simd::select(touching, sum.count + one, sum.count);
-    sum.pairs = simd::select(touching && a_first, sum.pairs + one, sum.pairs);
+    const V cx = depth * nx - slip * tx, cy = depth * ny - slip * ty, cz = depth * nz - slip * tz;
+    const V share_a = a.w / weights, share_b = b.w / weights;
+    return {simd::select(touching, share_a * cx, zero),
+            simd::select(touching, share_a * cy, zero),
+            simd::select(touching, share_a * cz, zero),
+            simd::select(touching, -(share_b * cx), zero),
+            simd::select(touching, -(share_b * cy), zero),
+            simd::select(touching, -(share_b * cz), zero),
+            simd::select(touching, one, zero)};
 }
 
-/// One pass: every particle of the range that has candidates (over the executor's chunks, in
-/// lanes or one by one) averages its contacts from the unchanged arrays into scratch, Jacobi
-/// style, so a particle squeezed from many sides does not overshoot; then those particles are
-/// written back. A particle without contacts, or pinned, keeps its exact bits. Returns the pairs
-/// in contact.
+/// One pass, in two sweeps over the executor's chunks. Every listed pair's contact is evaluated
+/// once from the unchanged positions into its two push records (pair_push); then every particle
+/// with candidates sums its records in its list's order and moves by their average, Jacobi
+/// style, so a particle squeezed from many sides does not overshoot. A particle without
+/// contacts, or pinned, keeps its exact bits. Both sweeps write only their own records or
+/// particles: the same bits for any split, in lanes or one at a time. Returns the pairs in
+/// contact.
 template <class T>
 int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin)
 {
     constexpr std::size_t lanes = simd::kLanes<T>;
-    if (world.vectorized() && d.candidates.table_lanes != lanes)
-        lay_out_lanes(d.candidates, lanes);
-    const auto& list = d.candidates;
-    const auto& active = list.active;
-    for (auto* scratch : {&d.corrected_x, &d.corrected_y, &d.corrected_z})
-        scratch->resize(active.size() + simd::kPadLanes<T>);
+    auto& list = d.candidates;
+    if (!list.laid_out)
+        lay_out_pairs(list, lanes);
+    const std::size_t stride = list.pair_stride;
+    for (auto* push : {&d.push_x, &d.push_y, &d.push_z, &d.push_touching})
+    {
+        push->resize(2 * stride + simd::kPadLanes<T>);
+        std::fill(push->begin() + std::ptrdiff_t(2 * stride), push->end(), T(0)); // the record of zeros
+    }
     std::atomic<int> contacts{0};
     const T h = d.thickness, friction = d.friction;
-    const auto start = [](const auto& own) {
-        using V = std::decay_t<decltype(own.x)>;
-        const V zero(simd::Scalar<V>(0));
-        return ContactSum<V>{zero, zero, zero, zero, zero};
-    };
-    const auto visit = [h, friction](auto& sum, const auto& own, const auto& other, const auto& live,
-                                     const auto& own_first) {
-        add_contact(sum, own, other, live, own_first, h, friction);
-    };
-    world.for_each_chunk(active.size(), [&](std::size_t chunk_begin, std::size_t chunk_end) {
+    world.for_each_chunk(list.pairs, [&](std::size_t chunk_begin, std::size_t chunk_end) {
         // Summed in T per chunk: exact for any realistic count, and the total is order-free.
         T found = 0;
-        const auto finish = [&](const auto& sum, const auto& own, std::size_t a) {
-            using V = std::decay_t<decltype(own.x)>;
-            const auto moves = (sum.count > V(simd::Scalar<V>(0))) && (own.w > V(simd::Scalar<V>(0)));
-            simd::store_at(d.corrected_x.data() + a, simd::select(moves, own.x + sum.dx / sum.count, own.x));
-            simd::store_at(d.corrected_y.data() + a, simd::select(moves, own.y + sum.dy / sum.count, own.y));
-            simd::store_at(d.corrected_z.data() + a, simd::select(moves, own.z + sum.dz / sum.count, own.z));
-            found += simd::sum_lanes(sum.pairs);
+        const auto evaluate = [&](const auto& a, const auto& b, const auto& live, std::size_t p) {
+            const auto push = pair_push(a, b, live, h, friction);
+            simd::store_at(d.push_x.data() + p, push.ax);
+            simd::store_at(d.push_y.data() + p, push.ay);
+            simd::store_at(d.push_z.data() + p, push.az);
+            simd::store_at(d.push_touching.data() + p, push.touching);
+            simd::store_at(d.push_x.data() + stride + p, push.bx);
+            simd::store_at(d.push_y.data() + stride + p, push.by);
+            simd::store_at(d.push_z.data() + stride + p, push.bz);
+            simd::store_at(d.push_touching.data() + stride + p, push.touching);
+            found += simd::sum_lanes(push.touching);
         };
         if (world.vectorized())
-            kernels::walk_candidates_vector<xsimd::default_arch>(s, list.table.data(), list.group_row.data(),
-                                                                 chunk_begin / lanes, (chunk_end + lanes - 1) / lanes,
-                                                                 start, visit, finish);
+            kernels::for_each_pair_vector<xsimd::default_arch>(s, list.pair_a.data(), list.pair_b.data(), chunk_begin,
+                                                               chunk_end, evaluate);
         else
-            kernels::walk_candidates_scalar(s, active.data(), chunk_begin, chunk_end, begin, list.first.data(),
-                                            list.count.data(), list.list.data(), start, visit, finish);
+            kernels::for_each_pair_scalar(s, list.pair_a.data(), list.pair_b.data(), chunk_begin, chunk_end, evaluate);
         contacts.fetch_add(int(found), std::memory_order_relaxed);
     });
-    // Each active particle is written by one chunk: any split writes the same bits.
+    const kernels::PushArrays<T> pushes{d.push_x.data(), d.push_y.data(), d.push_z.data(), d.push_touching.data()};
+    const auto settle = [](const auto& p) {
+        using V = std::decay_t<decltype(p.x)>;
+        const V zero(simd::Scalar<V>(0));
+        const auto moves = (p.count > zero) && (p.w > zero);
+        return std::array<V, 3>{simd::select(moves, p.x + p.dx / p.count, p.x),
+                                simd::select(moves, p.y + p.dy / p.count, p.y),
+                                simd::select(moves, p.z + p.dz / p.count, p.z)};
+    };
+    const auto& active = list.active;
     world.for_each_chunk(active.size(), [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        for (std::size_t a = chunk_begin; a < chunk_end; ++a)
-        {
-            const std::size_t i = begin + active[a];
-            s.x[i] = d.corrected_x[a];
-            s.y[i] = d.corrected_y[a];
-            s.z[i] = d.corrected_z[a];
-        }
+        if (world.vectorized())
+            kernels::settle_pushes_vector<xsimd::default_arch>(s, pushes, list.table.data(), list.group_row.data(),
+                                                               chunk_begin / lanes, (chunk_end + lanes - 1) / lanes,
+                                                               active.size(), settle);
+        else
+            kernels::settle_pushes_scalar(s, pushes, active.data(), chunk_begin, chunk_end, begin, list.first.data(),
+                                          list.count.data(), list.record.data(), settle);
     });
     return contacts.load();
 }
@@ -721,8 +760,7 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     for (int pass = 0; pass < d.passes; ++pass)
     {
         if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized()))
-            build_candidates(d.candidates, world, s, begin, end, d.thickness,
-                             list_margin(s, begin, end, d.thickness, world.vectorized()));
+            build_candidates(d.candidates, world, s, begin, end, d.thickness, list_margin(d.thickness));
         d.contacts = resolve_pass(d, world, s, begin);
     }
 }

@@ -481,6 +481,16 @@ void store_at(T* p, const Batch<T, Arch>& v)
     v.store_unaligned(p);
 }
 
+/// Asks for the cache line holding p, ahead of a load the hardware cannot foresee (a gather's).
+inline void prefetch(const void* p) noexcept
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
 /// The value itself, or the sum of a batch's lanes.
 template <std::floating_point T>
 T sum_lanes(T v)
