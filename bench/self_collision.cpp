@@ -5,6 +5,7 @@
 // 2 threads.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -111,7 +112,7 @@ void BM_self_collision_pass(benchmark::State& bench)
     int contacts = 0;
     for (auto _ : bench)
     {
-        contacts = detail::resolve_pass(data, world, s, 0);
+        contacts = detail::resolve_pass(data, world, s);
         bench.PauseTiming();
         std::copy(x.begin(), x.end(), s.x);
         std::copy(y.begin(), y.end(), s.y);
@@ -120,6 +121,55 @@ void BM_self_collision_pass(benchmark::State& bench)
     }
     bench.counters["contacts"] = double(contacts);
     bench.counters["candidates/particle"] = double(data.candidates.list.size()) / double(pile.sim.size());
+}
+
+/// The stage's parts on BM_self_collision's frames (one thread, vector): the stale-list test, the
+/// builds, the layouts and the pass's two sweeps, each timed by a stage that runs them in
+/// collide_self's order in place of the registered one. In ms per frame.
+void BM_self_collision_parts(benchmark::State& bench)
+{
+    using Clock = std::chrono::steady_clock;
+    Pile pile(60000.0f, 1);
+    auto& sim = pile.sim;
+    auto& d = *detail::self_collision_data(pile.self);
+    const auto& world = *detail::world_of(sim);
+    pile.self.set_enabled(false);
+    Clock::duration check{}, build{}, layout{}, evaluate{}, settle{};
+    const auto timed = [](Clock::duration& into, auto&& part) {
+        const auto start = Clock::now();
+        part();
+        into += Clock::now() - start;
+    };
+    sim.add_position_projection("self_collision_parts", [&](State3<float>& state, float) {
+        const auto s = state.arrays_view();
+        const std::size_t n = state.size();
+        bool current = false;
+        timed(check, [&] {
+            current = detail::list_is_current(d.candidates, world, s, 0, n, d.thickness, world.vectorized());
+        });
+        if (!current)
+            timed(build, [&] {
+                detail::build_candidates(d.candidates, world, s, 0, n, d.thickness, detail::list_margin(d.thickness));
+            });
+        timed(layout, [&] {
+            if (!d.candidates.laid_out)
+                detail::lay_out_pairs(d.candidates, simd::kLanes<float>);
+        });
+        timed(evaluate, [&] { d.contacts = detail::evaluate_pairs(d, world, s); });
+        timed(settle, [&] { detail::settle_particles(d, world, s); });
+    });
+    for (auto _ : bench)
+        sim.step(kFrame);
+    const auto per_frame = [&](Clock::duration total) {
+        return 1e3 * std::chrono::duration<double>(total).count() / double(bench.iterations());
+    };
+    bench.counters["check"] = per_frame(check);
+    bench.counters["build"] = per_frame(build);
+    bench.counters["layout"] = per_frame(layout);
+    bench.counters["evaluate"] = per_frame(evaluate);
+    bench.counters["settle"] = per_frame(settle);
+    bench.counters["stage"] = per_frame(check + build + layout + evaluate + settle);
+    bench.counters["contacts"] = double(d.contacts);
 }
 
 /// The read every pass makes of whether the candidate list is stale: every particle's move since
@@ -152,6 +202,7 @@ void BM_self_collision_staleness(benchmark::State& bench)
 
 BENCHMARK(BM_self_collision_build)->ArgName("margin%")->Arg(0)->Arg(25)->Arg(50)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_self_collision_pass)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_self_collision_parts)->Iterations(60)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_self_collision_staleness)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_self_collision)
     ->ArgNames({"self", "threads", "k", "vectorized"})

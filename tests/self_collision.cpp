@@ -393,43 +393,52 @@ TEST_CASE("a candidate list outlives a fast particle until it meets one it was n
     // list must be kept while the bead touches nothing (it is the only particle that moved that
     // far, and nothing it could meet is unlisted), and renewed when it reaches the sheet, which
     // then stops it: at every frame's end it is a thickness from every particle of the sheet (to
-    // 5 %: the contacts are averaged), and it stays on its side of the sheet, which it dents.
+    // 5 %: the contacts are averaged), and it stays on its side of the sheet, which it dents. Also
+    // with the check cut finely (moves surveyed 16 particles a block, fast ones searched one a
+    // task), as it is cut for the executor on large scenes.
     for (const bool vectorized : {true, false})
-    {
-        INFO("vectorized " << vectorized);
-        Simulation<float> sim;
-        sim.set_vectorized(vectorized);
-        auto sheet = add_cloth(sim, {.width = 16, .height = 16, .spacing = 0.1f, .position = [](int c, int r) {
-                                         return Vec3<float>(0.1f * float(c), 0.0f, 0.1f * float(r));
-                                     }});
-        const auto bead = std::size_t(sim.add_particle({0.73f, -2.0f, 0.81f}));
-        sim.state().set_velocity(bead, {0.0f, 0.02f, 0.0f}); // per substep, toward the sheet at y = 0
-        for (int c = 0; c < 16; c += 5)
-            for (int r = 0; r < 16; r += 5)
-                sheet.pin(c, r);
-        const auto self = add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.1f});
-        const StepParams<float> params{.dt = 1.0f / 60.0f, .damping = 1.0f, .substeps = 6};
-        std::uint64_t while_falling = 0;
-        float closest = 1e9f;
-        for (int frame = 0; frame < 30; ++frame)
+        for (const bool cut : {false, true})
         {
-            sim.step(params);
-            const Vec3<float> b = sim.state().position(bead);
-            if (b.y() < -0.5f)
-                while_falling = self.rebuilds();
-            for (std::size_t i = 0; i < sheet.count(); ++i)
-                closest = std::min(closest, (sim.state().position(sheet.base() + i) - b).norm());
+            INFO("vectorized " << vectorized << ", cut " << cut);
+            Simulation<float> sim;
+            sim.set_vectorized(vectorized);
+            auto sheet = add_cloth(sim, {.width = 16, .height = 16, .spacing = 0.1f, .position = [](int c, int r) {
+                                             return Vec3<float>(0.1f * float(c), 0.0f, 0.1f * float(r));
+                                         }});
+            const auto bead = std::size_t(sim.add_particle({0.73f, -2.0f, 0.81f}));
+            sim.state().set_velocity(bead, {0.0f, 0.02f, 0.0f}); // per substep, toward the sheet at y = 0
+            for (int c = 0; c < 16; c += 5)
+                for (int r = 0; r < 16; r += 5)
+                    sheet.pin(c, r);
+            const auto self = add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.1f});
+            if (cut)
+            {
+                auto& list = detail::self_collision_data(self)->candidates;
+                list.survey_block = 16;
+                list.search_task = 1;
+            }
+            const StepParams<float> params{.dt = 1.0f / 60.0f, .damping = 1.0f, .substeps = 6};
+            std::uint64_t while_falling = 0;
+            float closest = 1e9f;
+            for (int frame = 0; frame < 30; ++frame)
+            {
+                sim.step(params);
+                const Vec3<float> b = sim.state().position(bead);
+                if (b.y() < -0.5f)
+                    while_falling = self.rebuilds();
+                for (std::size_t i = 0; i < sheet.count(); ++i)
+                    closest = std::min(closest, (sim.state().position(sheet.base() + i) - b).norm());
+            }
+            const float below = sheet.position(7, 8).y() - sim.state().position(bead).y();
+            std::printf("falling bead, vectorized %d, cut %d: %llu builds while it fell from -2 to -0.5, %llu in all; "
+                        "closest to the sheet %.4f; it ends %.4f on its side of the particle under it\n",
+                        int(vectorized), int(cut), (unsigned long long)while_falling,
+                        (unsigned long long)self.rebuilds(), double(closest), double(below));
+            CHECK(while_falling == 1);
+            CHECK(self.rebuilds() > 1);
+            CHECK(closest > 0.095f);
+            CHECK(below > 0.05f);
         }
-        const float below = sheet.position(7, 8).y() - sim.state().position(bead).y();
-        std::printf("falling bead, vectorized %d: %llu builds while it fell from -2 to -0.5, %llu in all; "
-                    "closest to the sheet %.4f; it ends %.4f on its side of the particle under it\n",
-                    int(vectorized), (unsigned long long)while_falling, (unsigned long long)self.rebuilds(),
-                    double(closest), double(below));
-        CHECK(while_falling == 1);
-        CHECK(self.rebuilds() > 1);
-        CHECK(closest > 0.095f);
-        CHECK(below > 0.05f);
-    }
 }
 
 TEST_CASE("two sheets stacked on a floor come to rest", "[self_collision]")
@@ -500,6 +509,42 @@ TEMPLATE_TEST_CASE("self-collision gives the same bits vector or scalar, and for
         return std::pair<Simulation<TestType>, int>(std::move(scene.sim), contacts);
     };
     CHECK(check_same_bits_on_every_path(run, 100) > 100); // contacts were resolved
+}
+
+TEST_CASE("the stale-list check cut into small pieces decides as one piece does, on any executor",
+          "[self_collision][parallel]")
+{
+    // The crumpling sheet, its moves surveyed in blocks of 16 particles and its fast particles
+    // searched two per task (the stage's cut, 8192 and 64, leaves this scene in one piece): the
+    // blocks' lists and sums must combine into the one piece's, so the list is renewed at the same
+    // passes (the same count of builds) and the steps give the same bits, serially and on 1, 2 and
+    // 3 threads.
+    const auto run = [](std::size_t block, std::uint32_t task, std::shared_ptr<Executor> executor) {
+        CrumpleScene<float> scene(true);
+        auto& list = detail::self_collision_data(*scene.self)->candidates;
+        list.survey_block = block;
+        list.search_task = task;
+        if (executor)
+            scene.sim.set_executor(executor, 40);
+        for (int frame = 0; frame < 40; ++frame)
+            scene.sim.step(pile_step<float>());
+        return std::pair<Simulation<float>, std::uint64_t>(std::move(scene.sim), scene.self->rebuilds());
+    };
+    const auto whole = run(8192, 64, nullptr);
+    std::vector<std::pair<std::string, std::shared_ptr<Executor>>> executors = {{"no executor", nullptr}};
+#if SIMDVERLET_HAVE_OPENMP
+    for (int threads : {1, 2, 3})
+        executors.emplace_back("OpenMP x" + std::to_string(threads), std::make_shared<OpenMPExecutor>(threads));
+#endif
+    for (const auto& [name, executor] : executors)
+    {
+        INFO(name);
+        const auto cut = run(16, 2, executor);
+        CHECK(cut.second == whole.second);
+        CHECK(same_positions(cut.first, whole.first));
+    }
+    CHECK(whole.second > 1u);            // renewed as it crumpled
+    CHECK(whole.second < 6u * 40u / 2u); // and kept across passes
 }
 
 TEST_CASE("a restored crumpling sheet steps on to the same bits, its neighbour list rebuilt or not",

@@ -88,6 +88,13 @@ struct DenseGrid
     }
 };
 
+/// A box of a DenseGrid's cells, corners included.
+struct CellBox
+{
+    std::int64_t x0, x1, y0, y1, z0, z1;
+    std::size_t cells() const noexcept { return std::size_t((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1)); }
+};
+
 /// The candidate pairs of a range: for each particle, every particle of the range that was closer
 /// than `reach` when the list was built and is not joined to it by a spring, in index order.
 /// Acceleration only, never state.
@@ -122,10 +129,19 @@ struct CandidateList
     // one contiguous run).
     std::vector<std::uint32_t> particle_cell, cell_start, by_cell, sorted_cell;
     std::vector<T> sorted_x, sorted_y, sorted_z;
-    DenseGrid<T> grid;                ///< the grid of the last build, which the drift check searches
-    std::array<T, 3> centre{};        ///< the moves' mean at the last check: where the next measures from
-    std::vector<std::uint32_t> few;   ///< the drift check's scratch: the particles that moved far
-    std::vector<std::uint32_t> lower; ///< lay_out_pairs' scratch
+    DenseGrid<T> grid;         ///< the grid of the last build, which the drift check searches
+    std::array<T, 3> centre{}; ///< the moves' mean at the last check: where the next measures from
+    // How the stale-list check is cut for the executor: particles surveyed per block (a whole
+    // number of batches), particles searched per task. Any cut gives the same answer; tests cut
+    // small scenes finely to run the pieces.
+    std::size_t survey_block = 8192;
+    std::uint32_t search_task = 64;
+    // The drift check's scratch: the particles that moved far (block by block, then packed), each
+    // block's survey, and the cells around each of the few.
+    std::vector<std::uint32_t> few;
+    std::vector<kernels::MoveSurvey<T>> block_surveys;
+    std::vector<CellBox> boxes;
+    std::vector<std::uint32_t> lower;                    ///< lay_out_pairs' scratch
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
 
@@ -228,16 +244,10 @@ bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, const std::ar
     return false;
 }
 
-/// Whether particle k (of the range from `begin`) touches, now, a particle it is not listed with
-/// nor joined to by a spring, among those the build's grid put within `reach` of `at`; adds the
-/// cells it searched to `cells_searched`. Touching is measured as pair_push measures it.
+/// The cells of a grid, its padding included, that a sphere of radius `reach` around `at` touches.
 template <class T>
-bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
-                      std::size_t begin, std::uint32_t k, const Vec3<T>& at, T reach, T thickness,
-                      std::size_t& cells_searched)
+CellBox cells_around(const DenseGrid<T>& grid, const Vec3<T>& at, T reach)
 {
-    const DenseGrid<T>& grid = list.grid;
-    // The cells the sphere touches, the grid's padding cells included.
     const auto cell_range = [&](int axis, std::int64_t cells) {
         const T o = grid.origin[axis];
         const T lo = std::floor((at[axis] - reach - o) * grid.inv_cell) + T(1);
@@ -248,17 +258,28 @@ bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c
     const auto [x0, x1] = cell_range(0, grid.nx);
     const auto [y0, y1] = cell_range(1, grid.ny);
     const auto [z0, z1] = cell_range(2, grid.nz);
-    cells_searched += std::size_t((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1));
+    return {x0, x1, y0, y1, z0, z1};
+}
+
+/// Whether particle k (of the range from `begin`) touches, now, a particle it is not listed with
+/// nor joined to by a spring, among those the build's grid put in `box`. Touching is measured as
+/// pair_push measures it.
+template <class T>
+bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
+                      std::size_t begin, std::uint32_t k, const CellBox& box, T thickness)
+{
+    const DenseGrid<T>& grid = list.grid;
     const T h2 = thickness * thickness;
     const auto partners = spring_partners(c, begin + k);
     const auto listed_from = list.list.begin() + std::ptrdiff_t(list.first[k]);
     const auto listed_to = listed_from + std::ptrdiff_t(list.count[k]);
-    for (std::int64_t cz = z0; cz <= z1; ++cz)
-        for (std::int64_t cy = y0; cy <= y1; ++cy)
+    for (std::int64_t cz = box.z0; cz <= box.z1; ++cz)
+        for (std::int64_t cy = box.y0; cy <= box.y1; ++cy)
         {
             // A row of cells is one run of the sorted order.
-            const auto row = std::size_t(grid.index(x0, cy, cz));
-            for (std::uint32_t e = list.cell_start[row]; e < list.cell_start[row + std::size_t(x1 - x0) + 1]; ++e)
+            const auto row = std::size_t(grid.index(box.x0, cy, cz));
+            for (std::uint32_t e = list.cell_start[row]; e < list.cell_start[row + std::size_t(box.x1 - box.x0) + 1];
+                 ++e)
             {
                 const std::uint32_t q = list.by_cell[e];
                 if (q == k)
@@ -276,23 +297,47 @@ bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c
 }
 
 /// Surveys every particle's move since the build (kernels::survey_moves) from `centre`, listing
-/// in list.few those that moved more than half the margin from it.
+/// in list.few, in increasing order, those that moved more than half the margin from it. Blocks
+/// of a fixed size go to the executor's threads and are combined in order, so the survey is the
+/// same for any thread count.
 template <class T>
-kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const StateArrays<T>& s, const std::array<T, 3>& centre,
-                                    bool vectorized)
+kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
+                                    const std::array<T, 3>& centre, bool vectorized)
 {
-    const std::size_t n = list.end - list.begin;
-    if (list.few.size() < n + simd::kPadLanes<T>)
-        list.few.resize(n + simd::kPadLanes<T>); // scratch kept with the list: no zeroing per check
+    const std::size_t block = list.survey_block;
+    const std::size_t n = list.end - list.begin, blocks = (n + block - 1) / block;
+    // Each block's list has room for all its particles and the vector kernel's overrun.
+    const std::size_t room = block + simd::kPadLanes<T>;
+    if (list.few.size() < blocks * room)
+        list.few.resize(blocks * room); // scratch kept with the list: no zeroing per check
+    list.block_surveys.resize(blocks);
     const T half = list.margin / T(2);
-    const T* const x = s.x + list.begin;
-    const T* const y = s.y + list.begin;
-    const T* const z = s.z + list.begin;
-    return vectorized
-               ? kernels::survey_moves_vector<xsimd::default_arch>(x, y, z, list.x.data(), list.y.data(), list.z.data(),
-                                                                   n, centre, half * half, list.few.data())
-               : kernels::survey_moves(x, y, z, list.x.data(), list.y.data(), list.z.data(), n, centre, half * half,
-                                       list.few.data());
+    world.run_tasks(blocks, [&](std::size_t b) {
+        const std::size_t from = b * block, count = std::min(block, n - from);
+        const T *const x = s.x + list.begin + from, *const y = s.y + list.begin + from,
+                       *const z = s.z + list.begin + from;
+        const T *const bx = list.x.data() + from, *const by = list.y.data() + from, *const bz = list.z.data() + from;
+        std::uint32_t* const out = list.few.data() + b * room;
+        auto& survey = list.block_surveys[b];
+        survey = vectorized ? kernels::survey_moves_vector<xsimd::default_arch>(x, y, z, bx, by, bz, count, centre,
+                                                                                half * half, out)
+                            : kernels::survey_moves(x, y, z, bx, by, bz, count, centre, half * half, out);
+        for (std::uint32_t f = 0; f < survey.beyond; ++f)
+            out[f] += std::uint32_t(from);
+    });
+    kernels::MoveSurvey<T> all{T(0), T(0), {T(0), T(0), T(0)}, 0};
+    for (std::size_t b = 0; b < blocks; ++b)
+    {
+        const auto& part = list.block_surveys[b];
+        kernels::rank_move(all.first, all.second, part.first);
+        kernels::rank_move(all.first, all.second, part.second);
+        for (std::size_t axis = 0; axis < 3; ++axis)
+            all.sum[axis] += part.sum[axis];
+        const auto from = list.few.begin() + std::ptrdiff_t(b * room);
+        std::copy(from, from + part.beyond, list.few.begin() + all.beyond); // down, behind the blocks before
+        all.beyond += part.beyond;
+    }
+    return all;
 }
 
 /// The drift check, for when the margin test fails: most often a few particles moved more than
@@ -304,16 +349,18 @@ kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const StateArrays<T>
 /// from the centre, and any particle found touching it, not listed with it and not joined to it
 /// by a spring, makes the list stale. Gives up (stale) past a sixteenth of the particles (a
 /// sixteenth rather than a sixty-fourth took the builds from 0.68 to 0.63 a frame), or past as
-/// many cells searched as particles, where a rebuild costs less than the search.
+/// many cells to search as particles, where a rebuild costs less than the search. That is decided
+/// before searching, and the few are then searched on the executor's threads: the same answer
+/// for any thread count.
 template <class T>
-bool no_unlisted_contact(const CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
+bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
                          const kernels::MoveSurvey<T>& survey, const std::array<T, 3>& centre, T thickness)
 {
     const std::size_t n = list.end - list.begin;
     if (survey.beyond > n / 16)
         return false;
-    const auto c = world.constraints().arrays_view();
-    std::size_t cells_searched = 0;
+    list.boxes.resize(survey.beyond);
+    std::size_t cells = 0;
     for (std::uint32_t f = 0; f < survey.beyond; ++f)
     {
         const std::uint32_t k = list.few[f];
@@ -326,13 +373,24 @@ bool no_unlisted_contact(const CandidateList<T>& list, const World<T>& world, co
         const T own = kernels::squared_from(s.x[i] - list.x[k], s.y[i] - list.y[k], s.z[i] - list.z[k], centre);
         const T reach = (thickness + std::sqrt(own == survey.first ? survey.second : survey.first)) * T(1.0001);
         const Vec3<T> at(s.x[i] - centre[0], s.y[i] - centre[1], s.z[i] - centre[2]);
-        if (touches_unlisted(list, c, s, list.begin, k, at, reach, thickness, cells_searched))
-            return false;
-        // Past as many cells as particles, a rebuild costs less.
-        if (cells_searched > n)
+        list.boxes[f] = cells_around(list.grid, at, reach);
+        cells += list.boxes[f].cells();
+        if (cells > n)
             return false;
     }
-    return true;
+    const std::uint32_t task = list.search_task;
+    const auto c = world.constraints().arrays_view();
+    std::atomic<bool> touched{false};
+    world.run_tasks((survey.beyond + task - 1) / task, [&](std::size_t t) {
+        for (std::uint32_t f = std::uint32_t(t) * task; f < std::min(survey.beyond, std::uint32_t(t + 1) * task); ++f)
+        {
+            if (touched.load(std::memory_order_relaxed))
+                return;
+            if (touches_unlisted(list, c, s, list.begin, list.few[f], list.boxes[f], thickness))
+                touched.store(true, std::memory_order_relaxed);
+        }
+    });
+    return !touched.load();
 }
 
 /// Whether the list still holds every pair of [begin, end) that is closer than `thickness` and not
@@ -364,7 +422,7 @@ bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateA
         return std::isfinite(survey.sum[0]) && std::isfinite(survey.sum[1]) && std::isfinite(survey.sum[2]);
     };
     std::array<T, 3> centre = list.centre;
-    auto survey = survey_moves(list, s, centre, vectorized);
+    auto survey = survey_moves(list, world, s, centre, vectorized);
     if (!finite(survey))
         return false;
     const std::array<T, 3> mean{survey.sum[0] / n, survey.sum[1] / n, survey.sum[2] / n};
@@ -374,7 +432,7 @@ bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateA
     if (mean != centre)
     {
         centre = mean;
-        survey = survey_moves(list, s, centre, vectorized);
+        survey = survey_moves(list, world, s, centre, vectorized);
         if (fits(survey))
             return true;
     }
@@ -681,20 +739,13 @@ PairPush<V> pair_push(const kernels::BodyLanes<V>& a, const kernels::BodyLanes<V
             simd::select(touching, one, zero)};
 }
 
-/// One pass, in two sweeps over the executor's chunks. Every listed pair's contact is evaluated
-/// once from the unchanged positions into its two push records (pair_push); then every particle
-/// with candidates sums its records in its list's order and moves by their average, Jacobi
-/// style, so a particle squeezed from many sides does not overshoot. A particle without
-/// contacts, or pinned, keeps its exact bits. Both sweeps write only their own records or
-/// particles: the same bits for any split, in lanes or one at a time. Returns the pairs in
-/// contact.
+/// A pass's first sweep: every listed pair's contact evaluated once from the unchanged positions
+/// into its two push records (pair_push), over the executor's chunks of pairs. Returns the pairs
+/// in contact.
 template <class T>
-int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin)
+int evaluate_pairs(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
 {
-    constexpr std::size_t lanes = simd::kLanes<T>;
-    auto& list = d.candidates;
-    if (!list.laid_out)
-        lay_out_pairs(list, lanes);
+    const auto& list = d.candidates;
     const std::size_t stride = list.pair_stride;
     for (auto* push : {&d.push_x, &d.push_y, &d.push_z, &d.push_touching})
     {
@@ -725,6 +776,18 @@ int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArra
             kernels::for_each_pair_scalar(s, list.pair_a.data(), list.pair_b.data(), chunk_begin, chunk_end, evaluate);
         contacts.fetch_add(int(found), std::memory_order_relaxed);
     });
+    return contacts.load();
+}
+
+/// A pass's second sweep: every particle with candidates sums its push records in its list's
+/// order and moves by their average, Jacobi style, so a particle squeezed from many sides does
+/// not overshoot; over the executor's chunks of particles, each writing only its own. A particle
+/// without contacts, or pinned, keeps its exact bits.
+template <class T>
+void settle_particles(const SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
+{
+    constexpr std::size_t lanes = simd::kLanes<T>;
+    const auto& list = d.candidates;
     const kernels::PushArrays<T> pushes{d.push_x.data(), d.push_y.data(), d.push_z.data(), d.push_touching.data()};
     const auto settle = [](const auto& p) {
         using V = std::decay_t<decltype(p.x)>;
@@ -741,10 +804,22 @@ int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArra
                                                                chunk_begin / lanes, (chunk_end + lanes - 1) / lanes,
                                                                active.size(), settle);
         else
-            kernels::settle_pushes_scalar(s, pushes, active.data(), chunk_begin, chunk_end, begin, list.first.data(),
-                                          list.count.data(), list.record.data(), settle);
+            kernels::settle_pushes_scalar(s, pushes, active.data(), chunk_begin, chunk_end, list.begin,
+                                          list.first.data(), list.count.data(), list.record.data(), settle);
     });
-    return contacts.load();
+}
+
+/// One pass: the list laid out if it is new, its pairs evaluated, its particles settled. Both
+/// sweeps write only their own records or particles: the same bits for any split, in lanes or
+/// one at a time. Returns the pairs in contact.
+template <class T>
+int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
+{
+    if (!d.candidates.laid_out)
+        lay_out_pairs(d.candidates, simd::kLanes<T>);
+    const int contacts = evaluate_pairs(d, world, s);
+    settle_particles(d, world, s);
+    return contacts;
 }
 
 /// The registered stage: refresh the candidate list when stale, then resolve.
@@ -761,7 +836,7 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     {
         if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized()))
             build_candidates(d.candidates, world, s, begin, end, d.thickness, list_margin(d.thickness));
-        d.contacts = resolve_pass(d, world, s, begin);
+        d.contacts = resolve_pass(d, world, s);
     }
 }
 } // namespace detail

@@ -446,6 +446,21 @@ class World
         for_each_indexed_chunk(begin, end, [&](std::size_t, std::size_t b, std::size_t e) { fn(b, e); });
     }
 
+    /// Calls fn(k) for every k in [0, count): through the executor when there is one (the calls
+    /// may then run concurrently), else in order. For work cut into pieces of a fixed size, whose
+    /// results are combined in order: the same result for any thread count.
+    template <class Fn>
+    void run_tasks(std::size_t count, Fn&& fn) const
+    {
+        if (!m_executor || count < 2)
+        {
+            for (std::size_t k = 0; k < count; ++k)
+                fn(k);
+            return;
+        }
+        m_executor->run(count, [&](std::size_t k) { fn(k); });
+    }
+
     /// True from the first step that left a coordinate non-finite. Nothing is clamped.
     bool diverged() const noexcept { return m_diverged; }
     std::uint64_t step_count() const noexcept { return m_steps; }
