@@ -123,13 +123,13 @@ void BM_self_collision_pass(benchmark::State& bench)
     bench.counters["candidates/particle"] = double(data.candidates.list.size()) / double(pile.sim.size());
 }
 
-/// The stage's parts on BM_self_collision's frames (one thread, vector): the stale-list test, the
-/// builds, the layouts and the pass's two sweeps, each timed by a stage that runs them in
-/// collide_self's order in place of the registered one. In ms per frame.
+/// The stage's parts on BM_self_collision's frames (vector, on `threads` threads): the stale-list
+/// test, the builds, the layouts and the pass's two sweeps, each timed by a stage that runs them
+/// in collide_self's order in place of the registered one. In ms per frame.
 void BM_self_collision_parts(benchmark::State& bench)
 {
     using Clock = std::chrono::steady_clock;
-    Pile pile(60000.0f, 1);
+    Pile pile(60000.0f, int(bench.range(0)));
     auto& sim = pile.sim;
     auto& d = *detail::self_collision_data(pile.self);
     const auto& world = *detail::world_of(sim);
@@ -202,7 +202,7 @@ void BM_self_collision_staleness(benchmark::State& bench)
 
 BENCHMARK(BM_self_collision_build)->ArgName("margin%")->Arg(0)->Arg(25)->Arg(50)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_self_collision_pass)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_self_collision_parts)->Iterations(60)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_self_collision_parts)->ArgName("threads")->Arg(1)->Arg(2)->Iterations(60)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_self_collision_staleness)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_self_collision)
     ->ArgNames({"self", "threads", "k", "vectorized"})
