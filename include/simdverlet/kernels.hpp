@@ -587,13 +587,29 @@ struct BodyLanes
     V x, y, z, px, py, pz, w;
 };
 
+/// The state of the particles [i, i + batch) in lanes: the load a run of consecutive indices takes
+/// instead of the gathers.
+template <class Arch, class T>
+SIMDVERLET_INLINE BodyLanes<simd::Batch<T, Arch>> load_run(const StateArrays<T>& s, std::size_t i)
+{
+    using B = simd::Batch<T, Arch>;
+    return {simd::load_unaligned<T, Arch>(s.x + i),
+            simd::load_unaligned<T, Arch>(s.y + i),
+            simd::load_unaligned<T, Arch>(s.z + i),
+            simd::load_unaligned<T, Arch>(s.px + i),
+            simd::load_unaligned<T, Arch>(s.py + i),
+            simd::load_unaligned<T, Arch>(s.pz + i),
+            s.inv_mass ? simd::load_unaligned<T, Arch>(s.inv_mass + i) : B(T(1))};
+}
+
 /// Calls visit(a, b, live, p) for the pairs p in [p_begin, p_end) of (pair_a[p], pair_b[p]),
 /// vector twin: a batch of pairs at a time from p_begin (a multiple of the batch width), both
-/// bodies gathered, `live` the lanes before p_end. pair_a and pair_b hold valid indices up to the
-/// batch after p_end.
+/// bodies loaded, `live` the lanes before p_end. A batch that runs[p / width] marks has both ends
+/// consecutive and is loaded whole; the others are gathered. pair_a and pair_b hold valid
+/// indices up to the batch after p_end.
 template <class Arch, class T, class Visit>
 void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, const std::int32_t* pair_b,
-                          std::size_t p_begin, std::size_t p_end, Visit&& visit)
+                          const std::uint8_t* runs, std::size_t p_begin, std::size_t p_end, Visit&& visit)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
@@ -606,8 +622,8 @@ void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, c
                             simd::gather<T, Arch>(s.pz, index),
                             s.inv_mass ? simd::gather<T, Arch>(s.inv_mass, index) : B(T(1))};
     };
-    // Pairs come in order of their lower index, so a batch's two ends span a few cache lines of
-    // each array: asking for those a few batches ahead took a tenth off the sweep in the pile.
+    // A gathered batch's two ends span a few cache lines of each array that no prefetcher can
+    // foresee: asking for those a few batches ahead took a tenth off the sweep in the pile.
     constexpr std::size_t kAhead = 4 * L;
     const auto prefetch = [&](std::size_t q) {
         for (const T* array : std::array<const T*, 7>{s.x, s.y, s.z, s.px, s.py, s.pz, s.inv_mass})
@@ -621,7 +637,12 @@ void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, c
     const auto all = simd::first_lanes<T, Arch>(L);
     for (std::size_t p = p_begin; p < p_end; p += L)
     {
-        if (p + kAhead < p_end)
+        if (runs[p / L])
+        {
+            visit(load_run<Arch>(s, std::size_t(pair_a[p])), load_run<Arch>(s, std::size_t(pair_b[p])), all, p);
+            continue;
+        }
+        if (p + kAhead < p_end && !runs[(p + kAhead) / L])
             prefetch(p + kAhead);
         visit(load(simd::load_indices<T, Arch>(pair_a + p)), load(simd::load_indices<T, Arch>(pair_b + p)),
               p + L <= p_end ? all : simd::first_lanes<T, Arch>(p_end - p), p);
@@ -660,40 +681,44 @@ struct PushedLanes
 /// z), vector twin, over groups [g_begin, g_end) of a lane table: group g's rows start at row
 /// group_row[g] of `table` (one index per lane); its first row holds each lane's own particle,
 /// the next rows the records of its pushes in order, a record of zeros once its list has ended.
-/// Only the first `active` lanes of the whole table are written back (the others repeat a group's
-/// first particle). Plain adds: a record of zeros leaves a sum exactly as it was.
+/// A row that runs[row] marks holds consecutive indices and is loaded whole (a group of
+/// consecutive particles is also stored whole); the others are gathered. Only the first `active`
+/// lanes of the whole table are written back (the others repeat a group's first particle). Plain
+/// adds: a record of zeros leaves a sum exactly as it was.
 template <class Arch, class T, class Settle>
 void settle_pushes_vector(const StateArrays<T>& s, const PushArrays<T>& push, const std::int32_t* table,
-                          const std::uint32_t* group_row, std::size_t g_begin, std::size_t g_end, std::size_t active,
-                          Settle&& settle)
+                          const std::uint8_t* runs, const std::uint32_t* group_row, std::size_t g_begin,
+                          std::size_t g_end, std::size_t active, Settle&& settle)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
-    const auto gather = [](const T* src, const simd::IndexBatch<T, Arch>& index) {
-        return simd::gather<T, Arch>(src, index);
-    };
     for (std::size_t g = g_begin; g < g_end; ++g)
     {
-        const std::int32_t* const own = table + std::size_t(group_row[g]) * L;
-        const std::int32_t* const last = table + std::size_t(group_row[g + 1]) * L;
-        // The own indices rise: a group of consecutive particles (most of a sheet in contact) is
-        // loaded and stored whole instead of lane by lane. A group cut short repeats its first
-        // index in the lanes past the end, so it never looks like a run.
-        const bool run = std::size_t(own[L - 1] - own[0]) == L - 1;
+        const std::size_t first_row = group_row[g], end_row = group_row[g + 1];
+        const std::int32_t* const own = table + first_row * L;
+        const bool run = runs[first_row] != 0;
         const auto own_index = simd::load_indices<T, Arch>(own);
-        const auto load = [&](const T* src) {
-            return run ? simd::load_unaligned<T, Arch>(src + own[0]) : gather(src, own_index);
+        const auto load = [&](const T* src, bool whole, const std::int32_t* row, const auto& index) {
+            return whole ? simd::load_unaligned<T, Arch>(src + row[0]) : simd::gather<T, Arch>(src, index);
         };
         const B zero(T(0));
-        PushedLanes<B> p{load(s.x), load(s.y), load(s.z), s.inv_mass ? load(s.inv_mass) : B(T(1)),
-                         zero,      zero,      zero,      zero};
-        for (const std::int32_t* row = own + L; row != last; row += L)
+        PushedLanes<B> p{load(s.x, run, own, own_index),
+                         load(s.y, run, own, own_index),
+                         load(s.z, run, own, own_index),
+                         s.inv_mass ? load(s.inv_mass, run, own, own_index) : B(T(1)),
+                         zero,
+                         zero,
+                         zero,
+                         zero};
+        for (std::size_t r = first_row + 1; r < end_row; ++r)
         {
+            const std::int32_t* const row = table + r * L;
+            const bool whole = runs[r] != 0;
             const auto record = simd::load_indices<T, Arch>(row);
-            p.dx += gather(push.x, record);
-            p.dy += gather(push.y, record);
-            p.dz += gather(push.z, record);
-            p.count += gather(push.touching, record);
+            p.dx += load(push.x, whole, row, record);
+            p.dy += load(push.y, whole, row, record);
+            p.dz += load(push.z, whole, row, record);
+            p.count += load(push.touching, whole, row, record);
         }
         const auto [x, y, z] = settle(p);
         if (run)

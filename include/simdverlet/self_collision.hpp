@@ -114,15 +114,17 @@ struct CandidateList
     std::vector<std::uint32_t> list;   ///< particle indices
     std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in index order
     // The pass's layout, made on first use after a build (laid_out false till then):
-    // every listed pair once as (pair_a[p], pair_b[p]), absolute indices, a < b, in order of a then
-    // b, padded to `pair_stride` with pairs that are never live; the push record each list entry
+    // every listed pair once as (pair_a[p], pair_b[p]), absolute indices, a < b, in order of b - a
+    // then a, padded to `pair_stride` with pairs that are never live; the push record each list entry
     // reads (pair p's push on a is record p, on b record pair_stride + p; record 2 x pair_stride
     // is all zeros); and the vector pass's lane table (see kernels::settle_pushes_vector).
     bool laid_out = false;
     std::size_t pairs = 0, pair_stride = 0;
     std::vector<std::int32_t> pair_a, pair_b;
+    std::vector<std::uint8_t> pair_runs; ///< per batch of pairs: 1 where both ends are consecutive
     std::vector<std::uint32_t> record;
     std::vector<std::int32_t> table;
+    std::vector<std::uint8_t> row_runs; ///< per table row: 1 where its indices are consecutive
     std::vector<std::uint32_t> group_row;
     // Grid scratch: the cell of each particle, where each cell starts in the sorted order, the
     // particles sorted by cell and their positions in that order (a row of cells is then read as
@@ -141,7 +143,7 @@ struct CandidateList
     std::vector<std::uint32_t> few;
     std::vector<kernels::MoveSurvey<T>> block_surveys;
     std::vector<CellBox> boxes;
-    std::vector<std::uint32_t> lower;                    ///< lay_out_pairs' scratch
+    std::vector<std::uint32_t> lower, by_gap;            ///< lay_out_pairs' scratch
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
 
@@ -625,11 +627,23 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     ++list.builds;
 }
 
-/// Lays the list out for a pass (see CandidateList::laid_out): its pairs once each, in order of
-/// their lower index, then the higher; the record each entry reads; and for a vector pass of
-/// `lanes` lanes, the active particles in groups of `lanes`, each group a row of the lanes' own
-/// indices and then one row per step of its longest list (lanes past the last active particle
-/// repeat the group's first, with no records).
+/// Whether `lanes` indices from `first` are consecutive: a batch a vector sweep loads whole.
+inline bool consecutive(const std::int32_t* first, std::size_t lanes)
+{
+    for (std::size_t l = 1; l < lanes; ++l)
+        if (first[l] != first[0] + std::int32_t(l))
+            return false;
+    return true;
+}
+
+/// Lays the list out for a pass (see CandidateList::laid_out): its pairs once each, by the gap
+/// between their indices, then by the lower index (a counting sort by the gap: along a fold, a
+/// row of a sheet meets a row of the other layer at one gap, so runs of pairs have both ends
+/// consecutive and a vector sweep loads them whole); the record each entry reads; and for a
+/// vector pass of `lanes` lanes, the active particles in groups of `lanes`, each group a row of
+/// the lanes' own indices and then one row per step of its longest list (lanes past the last
+/// active particle repeat the group's first, with no records). Batches of pairs and table rows
+/// whose indices are consecutive are marked as runs.
 template <class T>
 void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
 {
@@ -640,23 +654,33 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
     list.pair_a.assign(list.pair_stride + simd::kPadLanes<T>, std::int32_t(begin));
     list.pair_b.assign(list.pair_stride + simd::kPadLanes<T>, std::int32_t(begin));
     list.record.resize(list.list.size());
+    // Where each gap's pairs start, then where its next pair goes.
+    std::vector<std::uint32_t>& next = list.by_gap;
+    next.assign(n + 1, 0);
+    const auto for_each_upper = [&](auto&& fn) {
+        for (std::uint32_t k = 0; k < n; ++k)
+            for (std::uint32_t e = list.first[k]; e < list.first[k] + list.count[k]; ++e)
+                if (list.list[e] - begin > k)
+                    fn(k, list.list[e] - begin, e);
+    };
+    for_each_upper([&](std::uint32_t k, std::uint32_t q, std::uint32_t) { ++next[q - k]; });
+    for (std::uint32_t gap = 0, at = 0; gap <= n; ++gap)
+        at += std::exchange(next[gap], at);
     // A particle's entries for its lower partners come first in its list, in the order those
     // partners are reached here: `lower` is where the next one goes.
     std::vector<std::uint32_t>& lower = list.lower;
     lower.assign(list.first.begin(), list.first.end());
-    std::size_t p = 0;
-    for (std::size_t k = 0; k < n; ++k)
-        for (std::uint32_t e = list.first[k]; e < list.first[k] + list.count[k]; ++e)
-        {
-            const std::uint32_t q = list.list[e] - begin;
-            if (q < k)
-                continue;
-            list.pair_a[p] = std::int32_t(begin + k);
-            list.pair_b[p] = std::int32_t(begin + q);
-            list.record[e] = std::uint32_t(p);
-            list.record[lower[q]++] = std::uint32_t(list.pair_stride + p);
-            ++p;
-        }
+    for_each_upper([&](std::uint32_t k, std::uint32_t q, std::uint32_t e) {
+        const std::uint32_t p = next[q - k]++;
+        list.pair_a[p] = std::int32_t(begin + k);
+        list.pair_b[p] = std::int32_t(begin + q);
+        list.record[e] = p;
+        list.record[lower[q]++] = std::uint32_t(list.pair_stride + p);
+    });
+    list.pair_runs.assign(list.pair_stride / lanes, 0);
+    for (std::size_t p = 0; p + lanes <= list.pairs; p += lanes)
+        list.pair_runs[p / lanes] = consecutive(&list.pair_a[p], lanes) && consecutive(&list.pair_b[p], lanes);
+
     const auto none = std::int32_t(2 * list.pair_stride);
     const auto& active = list.active;
     const std::size_t groups = (active.size() + lanes - 1) / lanes;
@@ -686,6 +710,9 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
                 rows_of_group[(m + 1) * lanes + l] = m < count ? std::int32_t(list.record[list.first[k] + m]) : none;
         }
     }
+    list.row_runs.resize(rows);
+    for (std::size_t r = 0; r < rows; ++r)
+        list.row_runs[r] = consecutive(&list.table[r * lanes], lanes);
     list.laid_out = true;
 }
 
@@ -770,8 +797,8 @@ int evaluate_pairs(SelfCollisionData<T>& d, const World<T>& world, const StateAr
             found += simd::sum_lanes(push.touching);
         };
         if (world.vectorized())
-            kernels::for_each_pair_vector<xsimd::default_arch>(s, list.pair_a.data(), list.pair_b.data(), chunk_begin,
-                                                               chunk_end, evaluate);
+            kernels::for_each_pair_vector<xsimd::default_arch>(s, list.pair_a.data(), list.pair_b.data(),
+                                                               list.pair_runs.data(), chunk_begin, chunk_end, evaluate);
         else
             kernels::for_each_pair_scalar(s, list.pair_a.data(), list.pair_b.data(), chunk_begin, chunk_end, evaluate);
         contacts.fetch_add(int(found), std::memory_order_relaxed);
@@ -800,9 +827,9 @@ void settle_particles(const SelfCollisionData<T>& d, const World<T>& world, cons
     const auto& active = list.active;
     world.for_each_chunk(active.size(), [&](std::size_t chunk_begin, std::size_t chunk_end) {
         if (world.vectorized())
-            kernels::settle_pushes_vector<xsimd::default_arch>(s, pushes, list.table.data(), list.group_row.data(),
-                                                               chunk_begin / lanes, (chunk_end + lanes - 1) / lanes,
-                                                               active.size(), settle);
+            kernels::settle_pushes_vector<xsimd::default_arch>(s, pushes, list.table.data(), list.row_runs.data(),
+                                                               list.group_row.data(), chunk_begin / lanes,
+                                                               (chunk_end + lanes - 1) / lanes, active.size(), settle);
         else
             kernels::settle_pushes_scalar(s, pushes, active.data(), chunk_begin, chunk_end, list.begin,
                                           list.first.data(), list.count.data(), list.record.data(), settle);
