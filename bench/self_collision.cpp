@@ -124,8 +124,8 @@ void BM_self_collision_pass(benchmark::State& bench)
 }
 
 /// The stage's parts on BM_self_collision's frames (vector, on `threads` threads): the stale-list
-/// test, the builds, the layouts and the pass's two sweeps, each timed by a stage that runs them
-/// in collide_self's order in place of the registered one. In ms per frame.
+/// test, the builds, the layouts and the passes, each timed by a stage that runs them in
+/// collide_self's order in place of the registered one. In ms per frame.
 void BM_self_collision_parts(benchmark::State& bench)
 {
     using Clock = std::chrono::steady_clock;
@@ -134,7 +134,7 @@ void BM_self_collision_parts(benchmark::State& bench)
     auto& d = *detail::self_collision_data(pile.self);
     const auto& world = *detail::world_of(sim);
     pile.self.set_enabled(false);
-    Clock::duration check{}, build{}, layout{}, evaluate{}, settle{};
+    Clock::duration check{}, build{}, layout{}, pass{};
     const auto timed = [](Clock::duration& into, auto&& part) {
         const auto start = Clock::now();
         part();
@@ -155,8 +155,7 @@ void BM_self_collision_parts(benchmark::State& bench)
             if (!d.candidates.laid_out)
                 detail::lay_out_pairs(d.candidates, simd::kLanes<float>);
         });
-        timed(evaluate, [&] { d.contacts = detail::evaluate_pairs(d, world, s); });
-        timed(settle, [&] { detail::settle_particles(d, world, s); });
+        timed(pass, [&] { d.contacts = detail::resolve_pass(d, world, s); });
     });
     for (auto _ : bench)
         sim.step(kFrame);
@@ -166,9 +165,8 @@ void BM_self_collision_parts(benchmark::State& bench)
     bench.counters["check"] = per_frame(check);
     bench.counters["build"] = per_frame(build);
     bench.counters["layout"] = per_frame(layout);
-    bench.counters["evaluate"] = per_frame(evaluate);
-    bench.counters["settle"] = per_frame(settle);
-    bench.counters["stage"] = per_frame(check + build + layout + evaluate + settle);
+    bench.counters["pass"] = per_frame(pass);
+    bench.counters["stage"] = per_frame(check + build + layout + pass);
     bench.counters["contacts"] = double(d.contacts);
 }
 

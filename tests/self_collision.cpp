@@ -394,8 +394,8 @@ TEST_CASE("a candidate list outlives a fast particle until it meets one it was n
     // far, and nothing it could meet is unlisted), and renewed when it reaches the sheet, which
     // then stops it: at every frame's end it is a thickness from every particle of the sheet (to
     // 5 %: the contacts are averaged), and it stays on its side of the sheet, which it dents. Also
-    // with the check cut finely (moves surveyed 16 particles a block, fast ones searched one a
-    // task), as it is cut for the executor on large scenes.
+    // with the check and the pass cut finely (moves surveyed 16 particles a block, fast ones
+    // searched one a task, particles settled 16 a block), as they are cut on large scenes.
     for (const bool vectorized : {true, false})
         for (const bool cut : {false, true})
         {
@@ -416,6 +416,7 @@ TEST_CASE("a candidate list outlives a fast particle until it meets one it was n
                 auto& list = detail::self_collision_data(self)->candidates;
                 list.survey_block = 16;
                 list.search_task = 1;
+                list.settle_block = 16;
             }
             const StepParams<float> params{.dt = 1.0f / 60.0f, .damping = 1.0f, .substeps = 6};
             std::uint64_t while_falling = 0;
@@ -511,26 +512,30 @@ TEMPLATE_TEST_CASE("self-collision gives the same bits vector or scalar, and for
     CHECK(check_same_bits_on_every_path(run, 100) > 100); // contacts were resolved
 }
 
-TEST_CASE("the stale-list check cut into small pieces decides as one piece does, on any executor",
+TEST_CASE("the stale-list check and the pass cut into small pieces do as one piece does, on any executor",
           "[self_collision][parallel]")
 {
-    // The crumpling sheet, its moves surveyed in blocks of 16 particles and its fast particles
-    // searched two per task (the stage's cut, 8192 and 64, leaves this scene in one piece): the
-    // blocks' lists and sums must combine into the one piece's, so the list is renewed at the same
-    // passes (the same count of builds) and the steps give the same bits, serially and on 1, 2 and
-    // 3 threads.
-    const auto run = [](std::size_t block, std::uint32_t task, std::shared_ptr<Executor> executor) {
+    // The crumpling sheet, its moves surveyed in blocks of 16 particles, its fast particles
+    // searched two per task, and its passes settling blocks of 32 particles (the stage's cuts,
+    // 8192, 64 and 4096, leave this scene in one piece): the blocks' lists and sums must combine
+    // into the one piece's, so the list is renewed at the same passes (the same count of builds),
+    // and a serial pass that settles each block right after its pairs must keep the positions
+    // those pairs read unchanged, so the steps give the same bits, serially (block by block) and
+    // on 1, 2 and 3 threads (in two sweeps).
+    const auto run = [](std::size_t block, std::uint32_t task, std::size_t settle_block,
+                        std::shared_ptr<Executor> executor) {
         CrumpleScene<float> scene(true);
         auto& list = detail::self_collision_data(*scene.self)->candidates;
         list.survey_block = block;
         list.search_task = task;
+        list.settle_block = settle_block;
         if (executor)
             scene.sim.set_executor(executor, 40);
         for (int frame = 0; frame < 40; ++frame)
             scene.sim.step(pile_step<float>());
         return std::pair<Simulation<float>, std::uint64_t>(std::move(scene.sim), scene.self->rebuilds());
     };
-    const auto whole = run(8192, 64, nullptr);
+    const auto whole = run(8192, 64, 4096, nullptr);
     std::vector<std::pair<std::string, std::shared_ptr<Executor>>> executors = {{"no executor", nullptr}};
 #if SIMDVERLET_HAVE_OPENMP
     for (int threads : {1, 2, 3})
@@ -539,7 +544,7 @@ TEST_CASE("the stale-list check cut into small pieces decides as one piece does,
     for (const auto& [name, executor] : executors)
     {
         INFO(name);
-        const auto cut = run(16, 2, executor);
+        const auto cut = run(16, 2, 32, executor);
         CHECK(cut.second == whole.second);
         CHECK(same_positions(cut.first, whole.first));
     }

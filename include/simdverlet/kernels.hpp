@@ -604,9 +604,10 @@ SIMDVERLET_INLINE BodyLanes<simd::Batch<T, Arch>> load_run(const StateArrays<T>&
 
 /// Calls visit(a, b, live, p) for the pairs p in [p_begin, p_end) of (pair_a[p], pair_b[p]),
 /// vector twin: a batch of pairs at a time from p_begin (a multiple of the batch width), both
-/// bodies loaded, `live` the lanes before p_end. A batch that runs[p / width] marks has both ends
-/// consecutive and is loaded whole; the others are gathered. pair_a and pair_b hold valid
-/// indices up to the batch after p_end.
+/// bodies loaded, `live` the lanes before p_end whose two ends differ (a pair of a particle with
+/// itself pads a batch). A batch that runs[p / width] marks has both ends consecutive and is
+/// loaded whole; the others are gathered. pair_a and pair_b hold valid indices up to the batch
+/// after p_end.
 template <class Arch, class T, class Visit>
 void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, const std::int32_t* pair_b,
                           const std::uint8_t* runs, std::size_t p_begin, std::size_t p_end, Visit&& visit)
@@ -644,8 +645,9 @@ void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, c
         }
         if (p + kAhead < p_end && !runs[(p + kAhead) / L])
             prefetch(p + kAhead);
-        visit(load(simd::load_indices<T, Arch>(pair_a + p)), load(simd::load_indices<T, Arch>(pair_b + p)),
-              p + L <= p_end ? all : simd::first_lanes<T, Arch>(p_end - p), p);
+        const auto a = simd::load_indices<T, Arch>(pair_a + p), b = simd::load_indices<T, Arch>(pair_b + p);
+        visit(load(a), load(b),
+              simd::index_mask<T, Arch>(a != b) && (p + L <= p_end ? all : simd::first_lanes<T, Arch>(p_end - p)), p);
     }
 }
 
@@ -658,7 +660,7 @@ void for_each_pair_scalar(const StateArrays<T>& s, const std::int32_t* pair_a, c
         return BodyLanes<T>{s.x[i], s.y[i], s.z[i], s.px[i], s.py[i], s.pz[i], s.inv_mass ? s.inv_mass[i] : T(1)};
     };
     for (std::size_t p = p_begin; p < p_end; ++p)
-        visit(load(std::size_t(pair_a[p])), load(std::size_t(pair_b[p])), true, p);
+        visit(load(std::size_t(pair_a[p])), load(std::size_t(pair_b[p])), pair_a[p] != pair_b[p], p);
 }
 
 /// Per-contact pushes, one record r per side of a pair: push (x[r], y[r], z[r]), and touching[r]

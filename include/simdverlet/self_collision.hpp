@@ -114,12 +114,15 @@ struct CandidateList
     std::vector<std::uint32_t> list;   ///< particle indices
     std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in index order
     // The pass's layout, made on first use after a build (laid_out false till then):
-    // every listed pair once as (pair_a[p], pair_b[p]), absolute indices, a < b, in order of b - a
-    // then a, padded to `pair_stride` with pairs that are never live; the push record each list entry
+    // every listed pair once as (pair_a[p], pair_b[p]), absolute indices, a < b, by block, then
+    // b - a, then a (see lay_out_pairs), padded with pairs a = b that are never live; `pairs` of
+    // them, `pair_stride` slots in all; the push record each list entry
     // reads (pair p's push on a is record p, on b record pair_stride + p; record 2 x pair_stride
     // is all zeros); and the vector pass's lane table (see kernels::settle_pushes_vector).
     bool laid_out = false;
+    std::size_t settle_block = 4096; ///< active particles per block (a whole number of batches; tests cut finer)
     std::size_t pairs = 0, pair_stride = 0;
+    std::vector<std::uint32_t> pair_block; ///< block j's pairs are [pair_block[j], pair_block[j + 1])
     std::vector<std::int32_t> pair_a, pair_b;
     std::vector<std::uint8_t> pair_runs; ///< per batch of pairs: 1 where both ends are consecutive
     std::vector<std::uint32_t> record;
@@ -143,7 +146,14 @@ struct CandidateList
     std::vector<std::uint32_t> few;
     std::vector<kernels::MoveSurvey<T>> block_surveys;
     std::vector<CellBox> boxes;
-    std::vector<std::uint32_t> lower, by_gap;            ///< lay_out_pairs' scratch
+    // lay_out_pairs' scratch: each pair once (its ends k < q, from begin, and their entries), the
+    // pairs by gap, each particle's block, where the next pair goes, where its lower partners go.
+    struct Pair
+    {
+        std::uint32_t k, q, entry_k, entry_q;
+    };
+    std::vector<Pair> canonical;
+    std::vector<std::uint32_t> by_gap, block_of, next, lower;
     std::vector<std::vector<std::uint32_t>> chunk_lists; ///< pairs (k, q) found by each executor chunk
 };
 
@@ -636,10 +646,13 @@ inline bool consecutive(const std::int32_t* first, std::size_t lanes)
     return true;
 }
 
-/// Lays the list out for a pass (see CandidateList::laid_out): its pairs once each, by the gap
-/// between their indices, then by the lower index (a counting sort by the gap: along a fold, a
-/// row of a sheet meets a row of the other layer at one gap, so runs of pairs have both ends
-/// consecutive and a vector sweep loads them whole); the record each entry reads; and for a
+/// Lays the list out for a pass (see CandidateList::laid_out). The active particles are cut into
+/// blocks of `settle_block`; the pairs go by the block of their lower end, then by the gap between
+/// their indices, then by the lower index (two stable counting sorts): along a fold a row of one
+/// layer meets a row of the next at one gap, so batches of pairs have both ends consecutive and a
+/// vector sweep loads them whole, and a serial pass can settle a block's particles right after
+/// evaluating its pairs (resolve_pass). Each block's pairs are padded to a whole batch with pairs
+/// of a particle with itself, which are never live. Then the record each entry reads; and for a
 /// vector pass of `lanes` lanes, the active particles in groups of `lanes`, each group a row of
 /// the lanes' own indices and then one row per step of its longest list (lanes past the last
 /// active particle repeat the group's first, with no records). Batches of pairs and table rows
@@ -649,40 +662,61 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
 {
     const std::size_t n = list.count.size();
     const auto begin = std::uint32_t(list.begin);
+    const auto& active = list.active;
+    const std::size_t blocks = std::max<std::size_t>(1, (active.size() + list.settle_block - 1) / list.settle_block);
+    std::vector<std::uint32_t>& block_of = list.block_of;
+    block_of.resize(n);
+    for (std::size_t a = 0; a < active.size(); ++a)
+        block_of[active[a]] = std::uint32_t(a / list.settle_block);
+    // Every pair once, lower end first, in the lists' order: its ends and its two entries. A
+    // particle's entries for its lower partners come first in its list, in the order those
+    // partners are reached here: `lower` is where the next one goes.
     list.pairs = list.list.size() / 2; // every pair is listed from both ends
-    list.pair_stride = simd::padded_count<T>(list.pairs);
+    auto& pairs = list.canonical;
+    pairs.resize(list.pairs);
+    std::vector<std::uint32_t>& lower = list.lower;
+    lower.assign(list.first.begin(), list.first.end());
+    std::size_t c = 0;
+    for (std::uint32_t k = 0; k < n; ++k)
+        for (std::uint32_t e = list.first[k]; e < list.first[k] + list.count[k]; ++e)
+            if (const std::uint32_t q = list.list[e] - begin; q > k)
+                pairs[c++] = {k, q, e, lower[q]++};
+    // By the gap (stable: the lower ends stay in order) into `by_gap`, then by block.
+    std::vector<std::uint32_t>& next = list.next;
+    next.assign(n + 1, 0);
+    for (const auto& pair : pairs)
+        ++next[pair.q - pair.k];
+    for (std::uint32_t gap = 0, at = 0; gap <= n; ++gap)
+        at += std::exchange(next[gap], at);
+    std::vector<std::uint32_t>& by_gap = list.by_gap;
+    by_gap.resize(list.pairs);
+    for (std::uint32_t i = 0; i < list.pairs; ++i)
+        by_gap[next[pairs[i].q - pairs[i].k]++] = i;
+    // Each block's pairs start a whole batch after the last block's.
+    list.pair_block.assign(blocks + 1, 0);
+    for (const auto& pair : pairs)
+        ++list.pair_block[block_of[pair.k] + 1];
+    for (std::size_t j = 1; j <= blocks; ++j)
+        list.pair_block[j] = list.pair_block[j - 1] + std::uint32_t((list.pair_block[j] + lanes - 1) / lanes * lanes);
+    list.pair_stride = simd::padded_count<T>(list.pair_block[blocks]);
     list.pair_a.assign(list.pair_stride + simd::kPadLanes<T>, std::int32_t(begin));
     list.pair_b.assign(list.pair_stride + simd::kPadLanes<T>, std::int32_t(begin));
     list.record.resize(list.list.size());
-    // Where each gap's pairs start, then where its next pair goes.
-    std::vector<std::uint32_t>& next = list.by_gap;
-    next.assign(n + 1, 0);
-    const auto for_each_upper = [&](auto&& fn) {
-        for (std::uint32_t k = 0; k < n; ++k)
-            for (std::uint32_t e = list.first[k]; e < list.first[k] + list.count[k]; ++e)
-                if (list.list[e] - begin > k)
-                    fn(k, list.list[e] - begin, e);
-    };
-    for_each_upper([&](std::uint32_t k, std::uint32_t q, std::uint32_t) { ++next[q - k]; });
-    for (std::uint32_t gap = 0, at = 0; gap <= n; ++gap)
-        at += std::exchange(next[gap], at);
-    // A particle's entries for its lower partners come first in its list, in the order those
-    // partners are reached here: `lower` is where the next one goes.
-    std::vector<std::uint32_t>& lower = list.lower;
-    lower.assign(list.first.begin(), list.first.end());
-    for_each_upper([&](std::uint32_t k, std::uint32_t q, std::uint32_t e) {
-        const std::uint32_t p = next[q - k]++;
-        list.pair_a[p] = std::int32_t(begin + k);
-        list.pair_b[p] = std::int32_t(begin + q);
-        list.record[e] = p;
-        list.record[lower[q]++] = std::uint32_t(list.pair_stride + p);
-    });
+    next.assign(list.pair_block.begin(), list.pair_block.end() - 1);
+    for (const std::uint32_t i : by_gap)
+    {
+        const auto& pair = pairs[i];
+        const std::uint32_t p = next[block_of[pair.k]]++;
+        list.pair_a[p] = std::int32_t(begin + pair.k);
+        list.pair_b[p] = std::int32_t(begin + pair.q);
+        list.record[pair.entry_k] = p;
+        list.record[pair.entry_q] = std::uint32_t(list.pair_stride + p);
+    }
     list.pair_runs.assign(list.pair_stride / lanes, 0);
-    for (std::size_t p = 0; p + lanes <= list.pairs; p += lanes)
+    for (std::size_t p = 0; p + lanes <= list.pair_stride; p += lanes)
         list.pair_runs[p / lanes] = consecutive(&list.pair_a[p], lanes) && consecutive(&list.pair_b[p], lanes);
 
     const auto none = std::int32_t(2 * list.pair_stride);
-    const auto& active = list.active;
     const std::size_t groups = (active.size() + lanes - 1) / lanes;
     list.group_row.resize(groups + 1);
     std::size_t rows = 0;
@@ -766,52 +800,55 @@ PairPush<V> pair_push(const kernels::BodyLanes<V>& a, const kernels::BodyLanes<V
             simd::select(touching, one, zero)};
 }
 
-/// A pass's first sweep: every listed pair's contact evaluated once from the unchanged positions
-/// into its two push records (pair_push), over the executor's chunks of pairs. Returns the pairs
-/// in contact.
+/// Sizes the push records for the layout, the record of zeros included.
 template <class T>
-int evaluate_pairs(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
+void prepare_pushes(SelfCollisionData<T>& d)
 {
-    const auto& list = d.candidates;
-    const std::size_t stride = list.pair_stride;
+    const std::size_t stride = d.candidates.pair_stride;
     for (auto* push : {&d.push_x, &d.push_y, &d.push_z, &d.push_touching})
     {
         push->resize(2 * stride + simd::kPadLanes<T>);
         std::fill(push->begin() + std::ptrdiff_t(2 * stride), push->end(), T(0)); // the record of zeros
     }
-    std::atomic<int> contacts{0};
-    const T h = d.thickness, friction = d.friction;
-    world.for_each_chunk(list.pairs, [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        // Summed in T per chunk: exact for any realistic count, and the total is order-free.
-        T found = 0;
-        const auto evaluate = [&](const auto& a, const auto& b, const auto& live, std::size_t p) {
-            const auto push = pair_push(a, b, live, h, friction);
-            simd::store_at(d.push_x.data() + p, push.ax);
-            simd::store_at(d.push_y.data() + p, push.ay);
-            simd::store_at(d.push_z.data() + p, push.az);
-            simd::store_at(d.push_touching.data() + p, push.touching);
-            simd::store_at(d.push_x.data() + stride + p, push.bx);
-            simd::store_at(d.push_y.data() + stride + p, push.by);
-            simd::store_at(d.push_z.data() + stride + p, push.bz);
-            simd::store_at(d.push_touching.data() + stride + p, push.touching);
-            found += simd::sum_lanes(push.touching);
-        };
-        if (world.vectorized())
-            kernels::for_each_pair_vector<xsimd::default_arch>(s, list.pair_a.data(), list.pair_b.data(),
-                                                               list.pair_runs.data(), chunk_begin, chunk_end, evaluate);
-        else
-            kernels::for_each_pair_scalar(s, list.pair_a.data(), list.pair_b.data(), chunk_begin, chunk_end, evaluate);
-        contacts.fetch_add(int(found), std::memory_order_relaxed);
-    });
-    return contacts.load();
 }
 
-/// A pass's second sweep: every particle with candidates sums its push records in its list's
-/// order and moves by their average, Jacobi style, so a particle squeezed from many sides does
-/// not overshoot; over the executor's chunks of particles, each writing only its own. A particle
-/// without contacts, or pinned, keeps its exact bits.
+/// Evaluates the pairs [p_begin, p_end) (p_begin a whole number of batches) from the unchanged
+/// positions into their two push records (pair_push); returns how many touch.
 template <class T>
-void settle_particles(const SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
+T evaluate_pair_range(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t p_begin,
+                      std::size_t p_end)
+{
+    const auto& list = d.candidates;
+    const std::size_t stride = list.pair_stride;
+    const T h = d.thickness, friction = d.friction;
+    // Summed in T: exact for any realistic count.
+    T found = 0;
+    const auto evaluate = [&](const auto& a, const auto& b, const auto& live, std::size_t p) {
+        const auto push = pair_push(a, b, live, h, friction);
+        simd::store_at(d.push_x.data() + p, push.ax);
+        simd::store_at(d.push_y.data() + p, push.ay);
+        simd::store_at(d.push_z.data() + p, push.az);
+        simd::store_at(d.push_touching.data() + p, push.touching);
+        simd::store_at(d.push_x.data() + stride + p, push.bx);
+        simd::store_at(d.push_y.data() + stride + p, push.by);
+        simd::store_at(d.push_z.data() + stride + p, push.bz);
+        simd::store_at(d.push_touching.data() + stride + p, push.touching);
+        found += simd::sum_lanes(push.touching);
+    };
+    if (world.vectorized())
+        kernels::for_each_pair_vector<xsimd::default_arch>(s, list.pair_a.data(), list.pair_b.data(),
+                                                           list.pair_runs.data(), p_begin, p_end, evaluate);
+    else
+        kernels::for_each_pair_scalar(s, list.pair_a.data(), list.pair_b.data(), p_begin, p_end, evaluate);
+    return found;
+}
+
+/// Moves the active particles [a_begin, a_end) (a_begin a whole number of batches) by the average
+/// of their push records, summed in their lists' order: Jacobi style, so a particle squeezed from
+/// many sides does not overshoot. A particle without contacts, or pinned, keeps its exact bits.
+template <class T>
+void settle_range(const SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t a_begin,
+                  std::size_t a_end)
 {
     constexpr std::size_t lanes = simd::kLanes<T>;
     const auto& list = d.candidates;
@@ -824,29 +861,50 @@ void settle_particles(const SelfCollisionData<T>& d, const World<T>& world, cons
                                 simd::select(moves, p.y + p.dy / p.count, p.y),
                                 simd::select(moves, p.z + p.dz / p.count, p.z)};
     };
-    const auto& active = list.active;
-    world.for_each_chunk(active.size(), [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        if (world.vectorized())
-            kernels::settle_pushes_vector<xsimd::default_arch>(s, pushes, list.table.data(), list.row_runs.data(),
-                                                               list.group_row.data(), chunk_begin / lanes,
-                                                               (chunk_end + lanes - 1) / lanes, active.size(), settle);
-        else
-            kernels::settle_pushes_scalar(s, pushes, active.data(), chunk_begin, chunk_end, list.begin,
-                                          list.first.data(), list.count.data(), list.record.data(), settle);
-    });
+    if (world.vectorized())
+        kernels::settle_pushes_vector<xsimd::default_arch>(s, pushes, list.table.data(), list.row_runs.data(),
+                                                           list.group_row.data(), a_begin / lanes,
+                                                           (a_end + lanes - 1) / lanes, list.active.size(), settle);
+    else
+        kernels::settle_pushes_scalar(s, pushes, list.active.data(), a_begin, a_end, list.begin, list.first.data(),
+                                      list.count.data(), list.record.data(), settle);
 }
 
-/// One pass: the list laid out if it is new, its pairs evaluated, its particles settled. Both
-/// sweeps write only their own records or particles: the same bits for any split, in lanes or
-/// one at a time. Returns the pairs in contact.
+/// One pass: the list laid out if it is new, every listed pair evaluated once from the unchanged
+/// positions, then every particle with candidates settled. On the executor's threads these are
+/// two sweeps, each writing only its own records or particles. Serially, block by block: a
+/// block's pairs, then its particles, while its records and state are still in cache. That keeps
+/// Jacobi's unchanged positions, because a block's pairs read only particles of that block and
+/// later ones, and a block's particles read only records of that block and earlier ones
+/// (lay_out_pairs). Both ways give the same bits, in lanes or one at a time. Returns the pairs in
+/// contact.
 template <class T>
 int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
 {
-    if (!d.candidates.laid_out)
-        lay_out_pairs(d.candidates, simd::kLanes<T>);
-    const int contacts = evaluate_pairs(d, world, s);
-    settle_particles(d, world, s);
-    return contacts;
+    auto& list = d.candidates;
+    if (!list.laid_out)
+        lay_out_pairs(list, simd::kLanes<T>);
+    prepare_pushes(d);
+    const std::size_t active = list.active.size();
+    if (world.chunk_count(list.pair_stride) == 1 && world.chunk_count(active) == 1)
+    {
+        T found = 0;
+        for (std::size_t j = 0; j + 1 < list.pair_block.size(); ++j)
+        {
+            found += evaluate_pair_range(d, world, s, list.pair_block[j], list.pair_block[j + 1]);
+            settle_range(d, world, s, std::min(active, j * list.settle_block),
+                         std::min(active, (j + 1) * list.settle_block));
+        }
+        return int(found);
+    }
+    std::atomic<int> contacts{0};
+    world.for_each_chunk(list.pair_stride, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        contacts.fetch_add(int(evaluate_pair_range(d, world, s, chunk_begin, chunk_end)), std::memory_order_relaxed);
+    });
+    world.for_each_chunk(active, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        settle_range(d, world, s, chunk_begin, chunk_end);
+    });
+    return contacts.load();
 }
 
 /// The registered stage: refresh the candidate list when stale, then resolve.
