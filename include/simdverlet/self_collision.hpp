@@ -666,8 +666,9 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
     const std::size_t blocks = std::max<std::size_t>(1, (active.size() + list.settle_block - 1) / list.settle_block);
     std::vector<std::uint32_t>& block_of = list.block_of;
     block_of.resize(n);
-    for (std::size_t a = 0; a < active.size(); ++a)
-        block_of[active[a]] = std::uint32_t(a / list.settle_block);
+    for (std::size_t j = 0; j < blocks; ++j)
+        for (std::size_t a = j * list.settle_block; a < std::min(active.size(), (j + 1) * list.settle_block); ++a)
+            block_of[active[a]] = std::uint32_t(j);
     // Every pair once, lower end first, in the lists' order: its ends and its two entries. A
     // particle's entries for its lower partners come first in its list, in the order those
     // partners are reached here: `lower` is where the next one goes.
@@ -684,8 +685,12 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
     // By the gap (stable: the lower ends stay in order) into `by_gap`, then by block.
     std::vector<std::uint32_t>& next = list.next;
     next.assign(n + 1, 0);
+    list.pair_block.assign(blocks + 1, 0);
     for (const auto& pair : pairs)
+    {
         ++next[pair.q - pair.k];
+        ++list.pair_block[block_of[pair.k] + 1];
+    }
     for (std::uint32_t gap = 0, at = 0; gap <= n; ++gap)
         at += std::exchange(next[gap], at);
     std::vector<std::uint32_t>& by_gap = list.by_gap;
@@ -693,9 +698,6 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
     for (std::uint32_t i = 0; i < list.pairs; ++i)
         by_gap[next[pairs[i].q - pairs[i].k]++] = i;
     // Each block's pairs start a whole batch after the last block's.
-    list.pair_block.assign(blocks + 1, 0);
-    for (const auto& pair : pairs)
-        ++list.pair_block[block_of[pair.k] + 1];
     for (std::size_t j = 1; j <= blocks; ++j)
         list.pair_block[j] = list.pair_block[j - 1] + std::uint32_t((list.pair_block[j] + lanes - 1) / lanes * lanes);
     list.pair_stride = simd::padded_count<T>(list.pair_block[blocks]);
