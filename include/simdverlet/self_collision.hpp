@@ -120,7 +120,7 @@ struct CandidateList
     // reads (pair p's push on a is record p, on b record pair_stride + p; record 2 x pair_stride
     // is all zeros); and the vector pass's lane table (see kernels::settle_pushes_vector).
     bool laid_out = false;
-    std::size_t settle_block = 4096; ///< active particles per block (a whole number of batches; tests cut finer)
+    std::size_t settle_block = 4096; ///< active particles per block (whole batches: rounded up; tests cut finer)
     std::size_t pairs = 0, pair_stride = 0;
     std::vector<std::uint32_t> pair_block; ///< block j's pairs are [pair_block[j], pair_block[j + 1])
     std::vector<std::int32_t> pair_a, pair_b;
@@ -646,23 +646,22 @@ inline bool consecutive(const std::int32_t* first, std::size_t lanes)
     return true;
 }
 
-/// Lays the list out for a pass (see CandidateList::laid_out). The active particles are cut into
-/// blocks of `settle_block`; the pairs go by the block of their lower end, then by the gap between
-/// their indices, then by the lower index (two stable counting sorts): along a fold a row of one
-/// layer meets a row of the next at one gap, so batches of pairs have both ends consecutive and a
-/// vector sweep loads them whole, and a serial pass can settle a block's particles right after
-/// evaluating its pairs (resolve_pass). Each block's pairs are padded to a whole batch with pairs
-/// of a particle with itself, which are never live. Then the record each entry reads; and for a
-/// vector pass of `lanes` lanes, the active particles in groups of `lanes`, each group a row of
-/// the lanes' own indices and then one row per step of its longest list (lanes past the last
-/// active particle repeat the group's first, with no records). Batches of pairs and table rows
-/// whose indices are consecutive are marked as runs.
+/// Lays the list's pairs out for a pass. The active particles are cut into blocks of
+/// `settle_block` (rounded up to whole batches, so that a lane group never straddles two); the
+/// pairs go by the block of their lower end, then by the gap between their indices, then by the
+/// lower index (two stable counting sorts): along a fold a row of one layer meets a row of the
+/// next at one gap, so batches of pairs have both ends consecutive and a vector sweep loads them
+/// whole, and a serial pass can settle a block's particles right after evaluating its pairs
+/// (resolve_pass). Each block's pairs are padded to a whole batch with pairs of a particle with
+/// itself, which are never live. Writes the record each list entry reads, and marks the batches
+/// whose ends are both consecutive as runs.
 template <class T>
-void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
+void order_pairs(CandidateList<T>& list, std::size_t lanes)
 {
     const std::size_t n = list.count.size();
     const auto begin = std::uint32_t(list.begin);
     const auto& active = list.active;
+    list.settle_block = (list.settle_block + lanes - 1) / lanes * lanes;
     const std::size_t blocks = std::max<std::size_t>(1, (active.size() + list.settle_block - 1) / list.settle_block);
     std::vector<std::uint32_t>& block_of = list.block_of;
     block_of.resize(n);
@@ -717,7 +716,18 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
     list.pair_runs.assign(list.pair_stride / lanes, 0);
     for (std::size_t p = 0; p + lanes <= list.pair_stride; p += lanes)
         list.pair_runs[p / lanes] = consecutive(&list.pair_a[p], lanes) && consecutive(&list.pair_b[p], lanes);
+}
 
+/// Lays the active particles out for a vector pass of `lanes` lanes (see
+/// kernels::settle_pushes_vector): in groups of `lanes`, each group a row of the lanes' own
+/// indices and then one row per step of its longest list, the records its entries read (lanes
+/// past the last active particle repeat the group's first, with no records); rows whose indices
+/// are consecutive are marked as runs.
+template <class T>
+void lay_out_groups(CandidateList<T>& list, std::size_t lanes)
+{
+    const auto begin = std::uint32_t(list.begin);
+    const auto& active = list.active;
     const auto none = std::int32_t(2 * list.pair_stride);
     const std::size_t groups = (active.size() + lanes - 1) / lanes;
     list.group_row.resize(groups + 1);
@@ -749,6 +759,14 @@ void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
     list.row_runs.resize(rows);
     for (std::size_t r = 0; r < rows; ++r)
         list.row_runs[r] = consecutive(&list.table[r * lanes], lanes);
+}
+
+/// Lays the list out for a pass (see CandidateList::laid_out): its pairs, then its particles.
+template <class T>
+void lay_out_pairs(CandidateList<T>& list, std::size_t lanes)
+{
+    order_pairs(list, lanes);
+    lay_out_groups(list, lanes);
     list.laid_out = true;
 }
 
