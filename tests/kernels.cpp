@@ -316,16 +316,22 @@ TEMPLATE_TEST_CASE("the move survey agrees on both paths and with a plain loop: 
     const std::array<T, 3> centre{T(3), T(3), T(3)};
     const T limit2 = T(0.25) * T(0.25);
     using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-    const auto both = [&](std::size_t n, std::vector<std::uint32_t>* listed = nullptr) {
-        std::vector<std::uint32_t> vector(n + 16), scalar(n + 16);
+    // Both twins over the first n moves, each listing into its own array.
+    const auto run_both = [&](std::size_t n, std::vector<std::uint32_t>& vector, std::vector<std::uint32_t>& scalar) {
+        vector.assign(n + 16, 0);
+        scalar.assign(n + 16, 0);
         const auto args = std::tuple{a[0].data(), a[1].data(), a[2].data(), b[0].data(), b[1].data(), b[2].data(), n};
-        const auto v = std::apply(
-            [&](auto... x) {
-                return kernels::survey_moves_vector<xsimd::default_arch>(x..., centre, limit2, vector.data());
-            },
-            args);
-        const auto s = std::apply([&](auto... x) { return kernels::survey_moves(x..., centre, limit2, scalar.data()); },
-                                  args);
+        return std::pair{
+            std::apply(
+                [&](auto... x) {
+                    return kernels::survey_moves_vector<xsimd::default_arch>(x..., centre, limit2, vector.data());
+                },
+                args),
+            std::apply([&](auto... x) { return kernels::survey_moves(x..., centre, limit2, scalar.data()); }, args)};
+    };
+    const auto both = [&](std::size_t n, std::vector<std::uint32_t>* listed = nullptr) {
+        std::vector<std::uint32_t> vector, scalar;
+        const auto [v, s] = run_both(n, vector, scalar);
         REQUIRE(std::bit_cast<Bits>(v.first) == std::bit_cast<Bits>(s.first));
         REQUIRE(std::bit_cast<Bits>(v.second) == std::bit_cast<Bits>(s.second));
         vector.resize(v.beyond);
@@ -400,16 +406,8 @@ TEMPLATE_TEST_CASE("the move survey agrees on both paths and with a plain loop: 
                 INFO("particle " << k << ", axis " << axis << ", value " << bad);
                 const T kept = a[axis][k];
                 a[axis][k] = bad;
-                std::vector<std::uint32_t> vector(91), scalar(91);
-                const auto args = std::tuple{a[0].data(), a[1].data(), a[2].data(),    b[0].data(),
-                                             b[1].data(), b[2].data(), std::size_t(75)};
-                const auto v = std::apply(
-                    [&](auto... x) {
-                        return kernels::survey_moves_vector<xsimd::default_arch>(x..., centre, limit2, vector.data());
-                    },
-                    args);
-                const auto s = std::apply(
-                    [&](auto... x) { return kernels::survey_moves(x..., centre, limit2, scalar.data()); }, args);
+                std::vector<std::uint32_t> vector, scalar;
+                const auto [v, s] = run_both(75, vector, scalar);
                 CHECK_FALSE(std::isfinite(v.sum[std::size_t(axis)]));
                 CHECK_FALSE(std::isfinite(s.sum[std::size_t(axis)]));
                 a[axis][k] = kept;

@@ -624,7 +624,8 @@ void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, c
                             s.inv_mass ? simd::gather<T, Arch>(s.inv_mass, index) : B(T(1))};
     };
     // A gathered batch's two ends span a few cache lines of each array that no prefetcher can
-    // foresee: asking for those a few batches ahead took a tenth off the sweep in the pile.
+    // foresee: asking for those a few batches ahead took a tenth off the sweep on the benchmark's
+    // pile (a scratch probe, docs/performance.md).
     constexpr std::size_t kAhead = 4 * L;
     const auto prefetch = [&](std::size_t q) {
         for (const T* array : std::array<const T*, 7>{s.x, s.y, s.z, s.px, s.py, s.pz, s.inv_mass})

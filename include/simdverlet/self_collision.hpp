@@ -115,13 +115,13 @@ struct CandidateList
     std::vector<std::uint32_t> active; ///< the particles (k, from begin) with candidates, in index order
     // The pass's layout, made on first use after a build (laid_out false till then):
     // every listed pair once as (pair_a[p], pair_b[p]), absolute indices, a < b, by block, then
-    // b - a, then a (see lay_out_pairs), padded with pairs a = b that are never live; `pairs` of
-    // them, `pair_stride` slots in all; the push record each list entry
+    // b - a, then a (see order_pairs), padded with pairs a = b that are never live,
+    // `pair_stride` slots in all; the push record each list entry
     // reads (pair p's push on a is record p, on b record pair_stride + p; record 2 x pair_stride
     // is all zeros); and the vector pass's lane table (see kernels::settle_pushes_vector).
     bool laid_out = false;
     std::size_t settle_block = 4096; ///< active particles per block (whole batches: rounded up; tests cut finer)
-    std::size_t pairs = 0, pair_stride = 0;
+    std::size_t pair_stride = 0;
     std::vector<std::uint32_t> pair_block; ///< block j's pairs are [pair_block[j], pair_block[j + 1])
     std::vector<std::int32_t> pair_a, pair_b;
     std::vector<std::uint8_t> pair_runs; ///< per batch of pairs: 1 where both ends are consecutive
@@ -671,9 +671,9 @@ void order_pairs(CandidateList<T>& list, std::size_t lanes)
     // Every pair once, lower end first, in the lists' order: its ends and its two entries. A
     // particle's entries for its lower partners come first in its list, in the order those
     // partners are reached here: `lower` is where the next one goes.
-    list.pairs = list.list.size() / 2; // every pair is listed from both ends
+    const std::size_t pair_count = list.list.size() / 2; // every pair is listed from both ends
     auto& pairs = list.canonical;
-    pairs.resize(list.pairs);
+    pairs.resize(pair_count);
     std::vector<std::uint32_t>& lower = list.lower;
     lower.assign(list.first.begin(), list.first.end());
     std::size_t c = 0;
@@ -693,8 +693,8 @@ void order_pairs(CandidateList<T>& list, std::size_t lanes)
     for (std::uint32_t gap = 0, at = 0; gap <= n; ++gap)
         at += std::exchange(next[gap], at);
     std::vector<std::uint32_t>& by_gap = list.by_gap;
-    by_gap.resize(list.pairs);
-    for (std::uint32_t i = 0; i < list.pairs; ++i)
+    by_gap.resize(pair_count);
+    for (std::uint32_t i = 0; i < pair_count; ++i)
         by_gap[next[pairs[i].q - pairs[i].k]++] = i;
     // Each block's pairs start a whole batch after the last block's.
     for (std::size_t j = 1; j <= blocks; ++j)
@@ -896,7 +896,7 @@ void settle_range(const SelfCollisionData<T>& d, const World<T>& world, const St
 /// block's pairs, then its particles, while its records and state are still in cache. That keeps
 /// Jacobi's unchanged positions, because a block's pairs read only particles of that block and
 /// later ones, and a block's particles read only records of that block and earlier ones
-/// (lay_out_pairs). Both ways give the same bits, in lanes or one at a time. Returns the pairs in
+/// (order_pairs). Both ways give the same bits, in lanes or one at a time. Returns the pairs in
 /// contact.
 template <class T>
 int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
