@@ -609,10 +609,13 @@ SIMDVERLET_INLINE BodyLanes<simd::Batch<T, Arch>> load_run(const StateArrays<T>&
 /// loaded whole; the others are gathered. pair_a and pair_b hold valid indices up to the batch
 /// after p_end.
 template <class Arch, class T, class Visit>
-void for_each_pair_vector(const StateArrays<T>& s, const std::int32_t* pair_a, const std::int32_t* pair_b,
+void for_each_pair_vector(const StateArrays<T>& state, const std::int32_t* pair_a, const std::int32_t* pair_b,
                           const std::uint8_t* runs, std::size_t p_begin, std::size_t p_end, Visit&& visit)
 {
     using B = simd::Batch<T, Arch>;
+    // A copy the visit's stores cannot alias (the intrinsics' stores may alias anything), so the
+    // array addresses stay in registers instead of being read again after every store.
+    const StateArrays<T> s = state;
     constexpr std::size_t L = B::size;
     const auto load = [&](const simd::IndexBatch<T, Arch>& index) {
         return BodyLanes<B>{simd::gather<T, Arch>(s.x, index),
@@ -689,11 +692,14 @@ struct PushedLanes
 /// lanes of the whole table are written back (the others repeat a group's first particle). Plain
 /// adds: a record of zeros leaves a sum exactly as it was.
 template <class Arch, class T, class Settle>
-void settle_pushes_vector(const StateArrays<T>& s, const PushArrays<T>& push, const std::int32_t* table,
+void settle_pushes_vector(const StateArrays<T>& state, const PushArrays<T>& pushes, const std::int32_t* table,
                           const std::uint8_t* runs, const std::uint32_t* group_row, std::size_t g_begin,
                           std::size_t g_end, std::size_t active, Settle&& settle)
 {
     using B = simd::Batch<T, Arch>;
+    // Copies the stores cannot alias (as in for_each_pair_vector).
+    const StateArrays<T> s = state;
+    const PushArrays<T> push = pushes;
     constexpr std::size_t L = B::size;
     for (std::size_t g = g_begin; g < g_end; ++g)
     {

@@ -95,6 +95,20 @@ struct CellBox
     std::size_t cells() const noexcept { return std::size_t((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1)); }
 };
 
+/// Where the drift check searches around particle k, one of the few that moved far: where it is
+/// now less the centre, how far a particle touching it can be at the build (`reach`: thickness
+/// plus the others' largest move), how far the search looks for the nearest unlisted one
+/// (`clear_reach`, farther, so that the answer serves later checks), and the build grid's cells
+/// within that.
+template <class T>
+struct FewSearch
+{
+    std::uint32_t k;
+    Vec3<T> at;
+    T reach, clear_reach;
+    CellBox box;
+};
+
 /// The candidate pairs of a range: for each particle, every particle of the range that was closer
 /// than `reach` when the list was built and is not joined to it by a spring, in index order.
 /// Acceleration only, never state.
@@ -142,10 +156,17 @@ struct CandidateList
     std::size_t survey_block = 8192;
     std::uint32_t search_task = 64;
     // The drift check's scratch: the particles that moved far (block by block, then packed), each
-    // block's survey, and the cells around each of the few.
+    // block's survey, and the searches it makes around the few.
     std::vector<std::uint32_t> few;
     std::vector<kernels::MoveSurvey<T>> block_surveys;
-    std::vector<CellBox> boxes;
+    std::vector<FewSearch<T>> searches;
+    // What the drift check's searches found, kept till the next build (which zeroes the
+    // clearances): no particle that k is not listed with nor joined to by a spring was, at the
+    // build, nearer than clearance[k] to (clear_x, clear_y, clear_z)[k], where k was less the
+    // centre at its last search. A later check then need not search around k while k has not
+    // moved far from there (no_unlisted_contact).
+    std::vector<T> clear_x, clear_y, clear_z, clearance;
+
     // lay_out_pairs' scratch: each pair once (its ends k < q, from begin, and their entries), the
     // pairs by gap, each particle's block, where the next pair goes, where its lower partners go.
     struct Pair
@@ -273,18 +294,28 @@ CellBox cells_around(const DenseGrid<T>& grid, const Vec3<T>& at, T reach)
     return {x0, x1, y0, y1, z0, z1};
 }
 
-/// Whether particle k (of the range from `begin`) touches, now, a particle it is not listed with
-/// nor joined to by a spring, among those the build's grid put in `box`. Touching is measured as
-/// pair_push measures it.
+/// Whether particle k touches, now, a particle it is not listed with nor joined to by a spring,
+/// among those the build's grid put in the search's box; on the way, how near to `at` the build
+/// had the nearest of those particles, out to the clear reach, which it records as k's clearance
+/// (see CandidateList::clearance). Only a particle within the reach of `at` at the build can touch
+/// k now (no_unlisted_contact). Touching is measured as pair_push measures it.
 template <class T>
-bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
-                      std::size_t begin, std::uint32_t k, const CellBox& box, T thickness)
+bool touches_unlisted(CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
+                      const FewSearch<T>& search, T thickness)
 {
     const DenseGrid<T>& grid = list.grid;
-    const T h2 = thickness * thickness;
+    const std::size_t begin = list.begin;
+    const std::uint32_t k = search.k;
+    const T h2 = thickness * thickness, reach2 = search.reach * search.reach;
+    T nearest2 = search.clear_reach * search.clear_reach;
+    const CellBox& box = search.box;
     const auto partners = spring_partners(c, begin + k);
     const auto listed_from = list.list.begin() + std::ptrdiff_t(list.first[k]);
     const auto listed_to = listed_from + std::ptrdiff_t(list.count[k]);
+    const auto unlisted = [&](std::uint32_t q) {
+        return !std::binary_search(listed_from, listed_to, std::uint32_t(begin + q)) &&
+               !joined_by_spring(c, begin + k, partners, begin + q);
+    };
     for (std::int64_t cz = box.z0; cz <= box.z1; ++cz)
         for (std::int64_t cy = box.y0; cy <= box.y1; ++cy)
         {
@@ -293,18 +324,28 @@ bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c
             for (std::uint32_t e = list.cell_start[row]; e < list.cell_start[row + std::size_t(box.x1 - box.x0) + 1];
                  ++e)
             {
+                const T bx = list.sorted_x[e] - search.at.x(), by = list.sorted_y[e] - search.at.y(),
+                        bz = list.sorted_z[e] - search.at.z();
+                const T built2 = bx * bx + by * by + bz * bz;
+                const bool within_reach = built2 < reach2;
+                if (!within_reach && !(built2 < nearest2))
+                    continue;
                 const std::uint32_t q = list.by_cell[e];
-                if (q == k)
+                if (q == k || !unlisted(q))
+                    continue;
+                nearest2 = std::min(nearest2, built2);
+                if (!within_reach)
                     continue;
                 const T rx = s.x[begin + k] - s.x[begin + q], ry = s.y[begin + k] - s.y[begin + q],
                         rz = s.z[begin + k] - s.z[begin + q];
-                if (!(rx * rx + ry * ry + rz * rz < h2))
-                    continue;
-                if (!std::binary_search(listed_from, listed_to, std::uint32_t(begin + q)) &&
-                    !joined_by_spring(c, begin + k, partners, begin + q))
+                if (rx * rx + ry * ry + rz * rz < h2)
                     return true;
             }
         }
+    list.clear_x[k] = search.at.x();
+    list.clear_y[k] = search.at.y();
+    list.clear_z[k] = search.at.z();
+    list.clearance[k] = std::sqrt(nearest2);
     return false;
 }
 
@@ -314,7 +355,7 @@ bool touches_unlisted(const CandidateList<T>& list, const ConstraintArrays<T>& c
 /// same for any thread count.
 template <class T>
 kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
-                                    const std::array<T, 3>& centre, bool vectorized)
+                                    const std::array<T, 3>& centre, T limit, bool vectorized)
 {
     const std::size_t block = list.survey_block;
     const std::size_t n = list.end - list.begin, blocks = (n + block - 1) / block;
@@ -323,7 +364,6 @@ kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const World<T>& worl
     if (list.few.size() < blocks * room)
         list.few.resize(blocks * room); // scratch kept with the list: no zeroing per check
     list.block_surveys.resize(blocks);
-    const T half = list.margin / T(2);
     world.run_tasks(blocks, [&](std::size_t b) {
         const std::size_t from = b * block, count = std::min(block, n - from);
         const T *const x = s.x + list.begin + from, *const y = s.y + list.begin + from,
@@ -332,8 +372,8 @@ kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const World<T>& worl
         std::uint32_t* const out = list.few.data() + b * room;
         auto& survey = list.block_surveys[b];
         survey = vectorized ? kernels::survey_moves_vector<xsimd::default_arch>(x, y, z, bx, by, bz, count, centre,
-                                                                                half * half, out)
-                            : kernels::survey_moves(x, y, z, bx, by, bz, count, centre, half * half, out);
+                                                                                limit * limit, out)
+                            : kernels::survey_moves(x, y, z, bx, by, bz, count, centre, limit * limit, out);
         for (std::uint32_t f = 0; f < survey.beyond; ++f)
             out[f] += std::uint32_t(from);
     });
@@ -352,6 +392,45 @@ kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const World<T>& worl
     return all;
 }
 
+/// The survey from `centre`, worked out from the one just made from a centre `drift` away that
+/// listed (in list.few) every particle farther than `listed` from it, without reading every
+/// move again. A particle it did not list is within listed + drift of `centre`: when that is
+/// short of half the margin, the few are all among those listed, and so are the two largest moves
+/// when two of the listed lie beyond it. Then `survey` becomes, bit for bit, what survey_moves
+/// from `centre` would give (its sums aside, which are the same moves'); otherwise nothing
+/// changes and it returns false. A thousandth of a percent on the bound covers rounding. It also
+/// returns false past a sixteenth of the particles listed, where reading them one by one, twice,
+/// would cost about as much as a survey (BM_self_collision_staleness: a fifth of a scalar read)
+/// and the drift check gives up anyway unless most are dropped.
+template <class T>
+bool narrow_survey(CandidateList<T>& list, const StateArrays<T>& s, kernels::MoveSurvey<T>& survey,
+                   const std::array<T, 3>& centre, T listed, T drift)
+{
+    const T half = list.margin / T(2), bound = (listed + drift) * T(1.00001);
+    if (!(bound < half) || survey.beyond > (list.end - list.begin) / 16)
+        return false;
+    const auto from_centre = [&](std::uint32_t k) {
+        const std::size_t i = list.begin + k;
+        return kernels::squared_from(s.x[i] - list.x[k], s.y[i] - list.y[k], s.z[i] - list.z[k], centre);
+    };
+    T first = 0, second = 0;
+    for (std::uint32_t f = 0; f < survey.beyond; ++f)
+        kernels::rank_move(first, second, from_centre(list.few[f]));
+    if (!(second > bound * bound))
+        return false;
+    std::uint32_t kept = 0;
+    for (std::uint32_t f = 0; f < survey.beyond; ++f)
+    {
+        const std::uint32_t k = list.few[f];
+        list.few[kept] = k; // as survey_moves lists them: in order, written always, kept when past half
+        kept += from_centre(k) > half * half ? 1u : 0u;
+    }
+    survey.first = first;
+    survey.second = second;
+    survey.beyond = kept;
+    return true;
+}
+
 /// The drift check, for when the margin test fails: most often a few particles moved more than
 /// half the margin from the centre (a flapping corner in a settling pile; measured on
 /// BM_self_collision's pile, 2 to 500 of 65 536 when the margin test failed, and 1 time in 23
@@ -364,6 +443,12 @@ kernels::MoveSurvey<T> survey_moves(CandidateList<T>& list, const World<T>& worl
 /// many cells to search as particles, where a rebuild costs less than the search. That is decided
 /// before searching, and the few are then searched on the executor's threads: the same answer
 /// for any thread count.
+///
+/// Most of the few are the same particles check after check (on that pile 86 % were among the
+/// previous search's, in a scratch probe), so a search also records how far the nearest particle that could ever
+/// touch k lay (a margin further out than it must look), and a later check skips k while that
+/// still clears it. The cells to search are counted for every one of the few, skipped or not:
+/// what earlier searches found changes what a check costs, never what it answers.
 template <class T>
 bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
                          const kernels::MoveSurvey<T>& survey, const std::array<T, 3>& centre, T thickness)
@@ -371,7 +456,7 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
     const std::size_t n = list.end - list.begin;
     if (survey.beyond > n / 16)
         return false;
-    list.boxes.resize(survey.beyond);
+    list.searches.clear();
     std::size_t cells = 0;
     for (std::uint32_t f = 0; f < survey.beyond; ++f)
     {
@@ -383,22 +468,29 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
         // particle then searches around itself only as far as the others moved). A hundredth of
         // a percent wider, so that rounding cannot leave out a cell at the edge.
         const T own = kernels::squared_from(s.x[i] - list.x[k], s.y[i] - list.y[k], s.z[i] - list.z[k], centre);
-        const T reach = (thickness + std::sqrt(own == survey.first ? survey.second : survey.first)) * T(1.0001);
+        const T others = std::sqrt(own == survey.first ? survey.second : survey.first);
+        const T reach = (thickness + others) * T(1.0001);
         const Vec3<T> at(s.x[i] - centre[0], s.y[i] - centre[1], s.z[i] - centre[2]);
-        list.boxes[f] = cells_around(list.grid, at, reach);
-        cells += list.boxes[f].cells();
+        cells += cells_around(list.grid, at, reach).cells();
         if (cells > n)
             return false;
+        // An earlier search found no unlisted particle nearer than the clearance to where k was
+        // then, so none is nearer to where k is now than that less how far k has moved since.
+        const T since = (at - Vec3<T>(list.clear_x[k], list.clear_y[k], list.clear_z[k])).norm();
+        if ((thickness + others + since) * T(1.0001) <= list.clearance[k])
+            continue;
+        const T clear_reach = (thickness + others + list.margin / T(2)) * T(1.0001);
+        list.searches.push_back({k, at, reach, clear_reach, cells_around(list.grid, at, clear_reach)});
     }
-    const std::uint32_t task = list.search_task;
+    const std::uint32_t task = list.search_task, searches = std::uint32_t(list.searches.size());
     const auto c = world.constraints().arrays_view();
     std::atomic<bool> touched{false};
-    world.run_tasks((survey.beyond + task - 1) / task, [&](std::size_t t) {
-        for (std::uint32_t f = std::uint32_t(t) * task; f < std::min(survey.beyond, std::uint32_t(t + 1) * task); ++f)
+    world.run_tasks((searches + task - 1) / task, [&](std::size_t t) {
+        for (std::uint32_t f = std::uint32_t(t) * task; f < std::min(searches, std::uint32_t(t + 1) * task); ++f)
         {
             if (touched.load(std::memory_order_relaxed))
                 return;
-            if (touches_unlisted(list, c, s, list.begin, list.few[f], list.boxes[f], thickness))
+            if (touches_unlisted(list, c, s, list.searches[f], thickness))
                 touched.store(true, std::memory_order_relaxed);
         }
     });
@@ -418,7 +510,11 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
 /// one read of the moves when it still fits (a pile settling, a sheet in steady flight); when the
 /// test fails, once more from their mean now: a sheet travelling as a whole (a cape on a running
 /// character) then counts as still, and one fast particle does not make every other look fast
-/// as it would from the centre of the moves' box.
+/// as it would from the centre of the moves' box. That second survey is most often worked out
+/// from the first without reading the moves again (narrow_survey): the first lists the particles
+/// a sixteenth of the margin short of half of it, and the mean moves less than half of that
+/// between checks on a settling pile (a scratch probe on BM_self_collision's pile: at most 0.0011,
+/// against a margin of 0.125). A fresh read is made only when it moved further.
 template <class T>
 bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
                      std::size_t end, T thickness, bool vectorized)
@@ -433,22 +529,21 @@ bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateA
     const auto finite = [](const kernels::MoveSurvey<T>& survey) {
         return std::isfinite(survey.sum[0]) && std::isfinite(survey.sum[1]) && std::isfinite(survey.sum[2]);
     };
-    std::array<T, 3> centre = list.centre;
-    auto survey = survey_moves(list, world, s, centre, vectorized);
+    const T half = list.margin / T(2), listed = half - list.margin / T(16);
+    const std::array<T, 3> centre = list.centre;
+    auto survey = survey_moves(list, world, s, centre, listed, vectorized);
     if (!finite(survey))
         return false;
     const std::array<T, 3> mean{survey.sum[0] / n, survey.sum[1] / n, survey.sum[2] / n};
     list.centre = mean;
     if (fits(survey))
         return true;
-    if (mean != centre)
-    {
-        centre = mean;
-        survey = survey_moves(list, world, s, centre, vectorized);
-        if (fits(survey))
-            return true;
-    }
-    return no_unlisted_contact(list, world, s, survey, centre, thickness);
+    const T drift = std::sqrt(kernels::squared_from(mean[0], mean[1], mean[2], centre));
+    if (!narrow_survey(list, s, survey, mean, listed, drift))
+        survey = survey_moves(list, world, s, mean, half, vectorized);
+    if (fits(survey))
+        return true;
+    return no_unlisted_contact(list, world, s, survey, mean, thickness);
 }
 
 /// How far ahead the list looks: a quarter of the thickness. Measured on BM_self_collision's pile
@@ -625,6 +720,10 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
         }
     });
     list_active(list);
+    list.clear_x.resize(n); // read only where the clearance is above 0
+    list.clear_y.resize(n);
+    list.clear_z.resize(n);
+    list.clearance.assign(n, T(0));
 
     list.laid_out = false;
     list.centre = {T(0), T(0), T(0)};
@@ -787,8 +886,8 @@ struct PairPush
 /// velocity too. Seen from b the direction and the sliding change sign, so b's push is a's
 /// correction reversed with b's share: bit for bit what b would compute for itself.
 template <class T, class V, class M>
-PairPush<V> pair_push(const kernels::BodyLanes<V>& a, const kernels::BodyLanes<V>& b, const M& live, T thickness,
-                      T friction)
+SIMDVERLET_INLINE PairPush<V> pair_push(const kernels::BodyLanes<V>& a, const kernels::BodyLanes<V>& b, const M& live,
+                                        T thickness, T friction)
 {
     const V zero(T(0)), one(T(1));
     const V rx = a.x - b.x, ry = a.y - b.y, rz = a.z - b.z;
@@ -843,16 +942,19 @@ T evaluate_pair_range(SelfCollisionData<T>& d, const World<T>& world, const Stat
     const T h = d.thickness, friction = d.friction;
     // Summed in T: exact for any realistic count.
     T found = 0;
-    const auto evaluate = [&](const auto& a, const auto& b, const auto& live, std::size_t p) {
+    // Addresses in locals: the records' stores may alias anything else, d included.
+    T *const push_x = d.push_x.data(), *const push_y = d.push_y.data(), *const push_z = d.push_z.data(),
+             *const push_touching = d.push_touching.data();
+    const auto evaluate = [&](const auto& a, const auto& b, const auto& live, std::size_t p) SIMDVERLET_LAMBDA_INLINE {
         const auto push = pair_push(a, b, live, h, friction);
-        simd::store_at(d.push_x.data() + p, push.ax);
-        simd::store_at(d.push_y.data() + p, push.ay);
-        simd::store_at(d.push_z.data() + p, push.az);
-        simd::store_at(d.push_touching.data() + p, push.touching);
-        simd::store_at(d.push_x.data() + stride + p, push.bx);
-        simd::store_at(d.push_y.data() + stride + p, push.by);
-        simd::store_at(d.push_z.data() + stride + p, push.bz);
-        simd::store_at(d.push_touching.data() + stride + p, push.touching);
+        simd::store_at(push_x + p, push.ax);
+        simd::store_at(push_y + p, push.ay);
+        simd::store_at(push_z + p, push.az);
+        simd::store_at(push_touching + p, push.touching);
+        simd::store_at(push_x + stride + p, push.bx);
+        simd::store_at(push_y + stride + p, push.by);
+        simd::store_at(push_z + stride + p, push.bz);
+        simd::store_at(push_touching + stride + p, push.touching);
         found += simd::sum_lanes(push.touching);
     };
     if (world.vectorized())
@@ -873,7 +975,7 @@ void settle_range(const SelfCollisionData<T>& d, const World<T>& world, const St
     constexpr std::size_t lanes = simd::kLanes<T>;
     const auto& list = d.candidates;
     const kernels::PushArrays<T> pushes{d.push_x.data(), d.push_y.data(), d.push_z.data(), d.push_touching.data()};
-    const auto settle = [](const auto& p) {
+    const auto settle = [](const auto& p) SIMDVERLET_LAMBDA_INLINE {
         using V = std::decay_t<decltype(p.x)>;
         const V zero(simd::Scalar<V>(0));
         const auto moves = (p.count > zero) && (p.w > zero);
