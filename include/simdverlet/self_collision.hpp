@@ -445,10 +445,11 @@ bool narrow_survey(CandidateList<T>& list, const StateArrays<T>& s, kernels::Mov
 /// for any thread count.
 ///
 /// Most of the few are the same particles check after check (on that pile 86 % were among the
-/// previous search's, in a scratch probe), so a search also records how far the nearest particle that could ever
-/// touch k lay (a margin further out than it must look), and a later check skips k while that
-/// still clears it. The cells to search are counted for every one of the few, skipped or not:
-/// what earlier searches found changes what a check costs, never what it answers.
+/// previous search's, in a scratch probe), so a search also records how far the nearest particle
+/// that could ever touch k lay (looking half a margin further out than it must), and a later
+/// check skips k while that still clears it. The cells to search are counted for every one of
+/// the few, skipped or not: what earlier searches found changes what a check costs, never what it
+/// answers.
 template <class T>
 bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s,
                          const kernels::MoveSurvey<T>& survey, const std::array<T, 3>& centre, T thickness)
