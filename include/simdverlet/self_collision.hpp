@@ -109,6 +109,16 @@ struct FewSearch
     CellBox box;
 };
 
+/// What a drift-check search around a particle found: no particle it is not listed with nor
+/// joined to by a spring was, at the build, nearer than `distance` to `from`, where the particle
+/// was, less the centre, when searched (distance 0 before a search: it clears nothing).
+template <class T>
+struct Clearance
+{
+    Vec3<T> from = Vec3<T>::Zero();
+    T distance = 0;
+};
+
 /// The candidate pairs of a range: for each particle, every particle of the range that was closer
 /// than `reach` when the list was built and is not joined to it by a spring, in index order.
 /// Acceleration only, never state.
@@ -160,12 +170,10 @@ struct CandidateList
     std::vector<std::uint32_t> few;
     std::vector<kernels::MoveSurvey<T>> block_surveys;
     std::vector<FewSearch<T>> searches;
-    // What the drift check's searches found, kept till the next build (which zeroes the
-    // clearances): no particle that k is not listed with nor joined to by a spring was, at the
-    // build, nearer than clearance[k] to (clear_x, clear_y, clear_z)[k], where k was less the
-    // centre at its last search. A later check then need not search around k while k has not
-    // moved far from there (no_unlisted_contact).
-    std::vector<T> clear_x, clear_y, clear_z, clearance;
+    // What the drift check's last search around each particle found, kept till the next build,
+    // which clears them: a later check need not search around k while k has not moved far from
+    // where it was searched (no_unlisted_contact).
+    std::vector<Clearance<T>> clearances;
 
     // lay_out_pairs' scratch: each pair once (its ends k < q, from begin, and their entries), the
     // pairs by gap, each particle's block, where the next pair goes, where its lower partners go.
@@ -297,7 +305,7 @@ CellBox cells_around(const DenseGrid<T>& grid, const Vec3<T>& at, T reach)
 /// Whether particle k touches, now, a particle it is not listed with nor joined to by a spring,
 /// among those the build's grid put in the search's box; on the way, how near to `at` the build
 /// had the nearest of those particles, out to the clear reach, which it records as k's clearance
-/// (see CandidateList::clearance). Only a particle within the reach of `at` at the build can touch
+/// (see Clearance). Only a particle within the reach of `at` at the build can touch
 /// k now (no_unlisted_contact). Touching is measured as pair_push measures it.
 template <class T>
 bool touches_unlisted(CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
@@ -342,10 +350,7 @@ bool touches_unlisted(CandidateList<T>& list, const ConstraintArrays<T>& c, cons
                     return true;
             }
         }
-    list.clear_x[k] = search.at.x();
-    list.clear_y[k] = search.at.y();
-    list.clear_z[k] = search.at.z();
-    list.clearance[k] = std::sqrt(nearest2);
+    list.clearances[k] = {search.at, std::sqrt(nearest2)};
     return false;
 }
 
@@ -477,8 +482,8 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
             return false;
         // An earlier search found no unlisted particle nearer than the clearance to where k was
         // then, so none is nearer to where k is now than that less how far k has moved since.
-        const T since = (at - Vec3<T>(list.clear_x[k], list.clear_y[k], list.clear_z[k])).norm();
-        if ((thickness + others + since) * T(1.0001) <= list.clearance[k])
+        const Clearance<T>& found = list.clearances[k];
+        if ((thickness + others + (at - found.from).norm()) * T(1.0001) <= found.distance)
             continue;
         const T clear_reach = (thickness + others + list.margin / T(2)) * T(1.0001);
         list.searches.push_back({k, at, reach, clear_reach, cells_around(list.grid, at, clear_reach)});
@@ -721,10 +726,7 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
         }
     });
     list_active(list);
-    list.clear_x.resize(n); // read only where the clearance is above 0
-    list.clear_y.resize(n);
-    list.clear_z.resize(n);
-    list.clearance.assign(n, T(0));
+    list.clearances.assign(n, Clearance<T>{});
 
     list.laid_out = false;
     list.centre = {T(0), T(0), T(0)};
