@@ -148,3 +148,122 @@ TEST_CASE("the edit stamp moves with every edit, never repeats, and travels with
     (void)k.neighbour(0, 1);
     CHECK(k.edit_stamp() == before);
 }
+
+TEST_CASE("connect spends the lowest layer's free slot, and adds a layer over a block where none has one",
+          "[constraints][layers]")
+{
+    Simulation<float> sim;
+    for (int k = 0; k < 40; ++k)
+        sim.add_particle({float(k), 0, 0});
+    auto& layers = sim.constraint_layers();
+    REQUIRE(layers.count() == 1);
+    // Particle 20 joined to six others: four slots in layer 0, then two in a new layer 1.
+    std::vector<std::pair<SlotRef, SlotRef>> at;
+    for (std::size_t j : {0, 1, 2, 3, 4, 5})
+        at.push_back(sim.connect(20, j, 1.0f, 50.0f));
+    REQUIRE(layers.count() == 2);
+    for (int k = 0; k < 4; ++k)
+        CHECK(at[std::size_t(k)].first == SlotRef{0, k});
+    CHECK(at[4].first == SlotRef{1, 0});
+    CHECK(at[5].first == SlotRef{1, 1});
+    // Each far side had its first slot free in layer 0.
+    for (const auto& a : at)
+        CHECK(a.second == SlotRef{0, 0});
+    // The new layer covers only particle 20's padding block.
+    const std::size_t block = simd::kPadLanes<float>;
+    CHECK(layers[1].first() == 20 / block * block);
+    CHECK(layers[1].end() == std::min<std::size_t>(20 / block * block + block, 40));
+    CHECK_FALSE(layers[1].covers(0));
+    CHECK(layers.live_count(20) == 6);
+    CHECK(layers.slot_to(20, 5) == SlotRef{1, 1});
+    CHECK(layers[1].neighbour(20, 1) == 5);
+    CHECK(layers.free_slot(20) == SlotRef{1, 2});
+    // Layer 0 is unchanged as a DirectedConstraints4: the four first springs, nothing more.
+    CHECK(sim.constraints().live_count(20) == 4);
+    CHECK_FALSE(sim.constraints().free_slot(20).has_value());
+    // A particle in the next block that runs out of slots grows layer 1 over its block instead of
+    // adding a layer.
+    const std::size_t far = std::min<std::size_t>(20 / block * block + block, 39);
+    int joined = 0;
+    for (std::size_t j : {30, 31, 33, 34, 35, 36})
+        if (j != far && joined < 5)
+        {
+            sim.connect(far, j, 1.0f, 50.0f);
+            ++joined;
+        }
+    CHECK(layers.count() == 2);
+    CHECK(layers[1].covers(far));
+    CHECK(layers[1].covers(20));
+    CHECK(layers.live_count(far) == 5);
+}
+
+TEST_CASE("connect refuses a bad spring naming it, and adds no layer", "[constraints][layers][errors]")
+{
+    Simulation<double> sim;
+    for (int k = 0; k < 6; ++k)
+        sim.add_particle({double(k), 0, 0});
+    for (std::size_t j = 1; j < 5; ++j)
+        sim.connect(0, j, 1.0, 10.0);
+    const auto before = sim.constraint_layers();
+    CHECK(testing::error_message([&] { sim.connect(0, 6, 1.0, 10.0); }) ==
+          "simdverlet: particle 6 is out of range (the simulation holds 6 particles)");
+    CHECK(testing::error_message([&] { sim.connect(0, 0, 1.0, 10.0); }) ==
+          "simdverlet: particle 0 cannot be constrained to itself");
+    CHECK(testing::error_message([&] { sim.connect(0, 5, 1.0, std::nan("")); }) ==
+          "simdverlet: stiffness must be finite and >= 0, got NaN");
+    CHECK(testing::error_message([&] { sim.connect(0, 5, -1.0, 10.0); }) ==
+          "simdverlet: rest length must be finite and >= 0, got -1");
+    CHECK(sim.constraint_layers() == before);
+    CHECK(sim.constraint_layers().count() == 1);
+    CHECK(testing::error_message([&] { sim.constraint_layers()[1]; }) ==
+          "simdverlet: constraint layer 1 is out of range (there are 1)");
+}
+
+TEST_CASE("a removal renumbers every layer's slots and clears those that named the removed particle",
+          "[constraints][layers]")
+{
+    Simulation<float> sim;
+    testing::add_net(sim, 64, 8);
+    REQUIRE(sim.constraint_layers().count() > 1);
+    // Every spring as (owner, neighbour, rest, stiffness), before and after removing particle 10.
+    const auto springs = [](const Simulation<float>& s) {
+        std::vector<std::tuple<std::size_t, std::int32_t, float, float>> out;
+        for (std::size_t i = 0; i < s.size(); ++i)
+            s.constraint_layers().for_each_wired(
+                i, [&](SlotRef, std::int32_t j, float rest, float k) { out.emplace_back(i, j, rest, k); });
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    const auto before = springs(sim);
+    sim.queue_remove(10);
+    sim.step({.iterations = 0});
+    const auto mapped = [](std::size_t p) { return p > 10 ? p - 1 : p; };
+    std::vector<std::tuple<std::size_t, std::int32_t, float, float>> expected;
+    for (const auto& [i, j, rest, k] : before)
+        if (i != 10 && j != 10)
+            expected.emplace_back(mapped(i), std::int32_t(mapped(std::size_t(j))), rest, k);
+    std::sort(expected.begin(), expected.end());
+    CHECK(sim.size() == 63);
+    CHECK(springs(sim) == expected);
+    CHECK(testing::all_pairs_whole(sim));
+}
+
+TEST_CASE("clear_spring clears both halves in any layer, and the springs linked to it", "[constraints][layers]")
+{
+    Simulation<float> sim;
+    for (int k = 0; k < 8; ++k)
+        sim.add_particle({float(k), 0, 0});
+    for (std::size_t j = 1; j < 7; ++j)
+        sim.connect(0, j, 1.0f, 50.0f); // 0-5 and 0-6 sit in layer 1 on 0's side, layer 0 on theirs
+    sim.connect(3, 7, 1.0f, 50.0f);
+    auto& k = sim.constraint_layers();
+    k.link(0, 6, 3, 7);
+    CHECK(k.links_of(6, 0) == 1);
+    k.clear_spring(6, 0);
+    CHECK_FALSE(k.slot_to(0, 6).has_value());
+    CHECK_FALSE(k.slot_to(6, 0).has_value());
+    CHECK_FALSE(k.slot_to(3, 7).has_value()); // linked: it went with 0-6
+    CHECK_FALSE(k.slot_to(7, 3).has_value());
+    CHECK(k.live_count(0) == 5);
+    CHECK(testing::all_pairs_whole(sim));
+}

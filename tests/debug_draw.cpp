@@ -149,3 +149,34 @@ TEST_CASE("collider outlines: a plane's cross, circles, a capsule's sides, a box
     hidden.enabled = false;
     CHECK(outline(hidden).outlines.empty());
 }
+
+TEST_CASE("the debug view and peak_strain read every constraint layer", "[debug_draw][layers]")
+{
+    Simulation<float> net;
+    const std::size_t springs = testing::add_net(net, 80, 9);
+    REQUIRE(net.constraint_layers().count() >= 3);
+    std::size_t drawn = 0;
+    for (const auto& segment : debug_lines(net).segments)
+        drawn += segment.kind == SegmentKind::spring ? 1 : 0;
+    CHECK(drawn == springs);
+    CHECK(testing::count_segments(net) == springs);
+    // Stretch one spring that lives past layer 0 by 30 %: the peak strain is that spring's.
+    std::size_t owner = 0;
+    SlotRef where{};
+    for (std::size_t i = 0; i < net.size() && where.layer == 0; ++i)
+        net.constraint_layers().for_each_wired(i, [&](SlotRef at, std::int32_t, float, float) {
+            if (at.layer >= 2 && where.layer == 0)
+            {
+                owner = i;
+                where = at;
+            }
+        });
+    REQUIRE(where.layer >= 2);
+    const auto& layer = net.constraint_layers()[where.layer];
+    const auto j = std::size_t(layer.neighbour(owner, where.slot));
+    const Vec3<float> from = net.state().position(j), to = net.state().position(owner);
+    net.state().set_position(owner, from + (to - from) * 1.3f);
+    // Its other springs change length too; the peak is at least the stretched one's 30 %.
+    CHECK(peak_strain(net) >= 0.3 - 1e-4);
+    CHECK(peak_strain(net, {owner, owner + 1}) >= 0.3 - 1e-4);
+}

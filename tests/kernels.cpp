@@ -58,8 +58,9 @@ void check_vector_twin_matches_scalar()
         auto vec = busy_sheet<T>();
         auto sca = busy_sheet<T>();
         const auto n = vec.size();
-        kernels::accumulate_vector<Arch>(vec.state().arrays_view(), vec.constraints().arrays_view(), 0, n, iterations);
-        kernels::accumulate_scalar(sca.state().arrays_view(), sca.constraints().arrays_view(), 0, n, iterations);
+        kernels::accumulate_vector<Arch>(vec.state().arrays_view(), vec.constraints().arrays_view(), {}, 0, n,
+                                         iterations);
+        kernels::accumulate_scalar(sca.state().arrays_view(), sca.constraints().arrays_view(), {}, 0, n, iterations);
         INFO("iterations " << iterations << ", lanes " << (simd::kLanes<T, Arch>));
         CHECK(same_accumulators(vec.state(), sca.state()));
 
@@ -100,12 +101,12 @@ TEMPLATE_TEST_CASE("the solve matches literal passes over unchanged positions to
         auto fast_scalar = busy_sheet<T>();
         auto literal = busy_sheet<T>();
         const auto n = fast.size();
-        kernels::accumulate_vector<xsimd::default_arch>(fast.state().arrays_view(), fast.constraints().arrays_view(), 0,
-                                                        n, iterations);
-        kernels::accumulate_scalar(fast_scalar.state().arrays_view(), fast_scalar.constraints().arrays_view(), 0, n,
+        kernels::accumulate_vector<xsimd::default_arch>(fast.state().arrays_view(), fast.constraints().arrays_view(),
+                                                        {}, 0, n, iterations);
+        kernels::accumulate_scalar(fast_scalar.state().arrays_view(), fast_scalar.constraints().arrays_view(), {}, 0, n,
                                    iterations);
-        kernels::accumulate_reference_passes(literal.state().arrays_view(), literal.constraints().arrays_view(), 0, n,
-                                             iterations);
+        kernels::accumulate_reference_passes(literal.state().arrays_view(), literal.constraints().arrays_view(), {}, 0,
+                                             n, iterations);
         auto start = busy_sheet<T>();
         const auto a0 = start.state().arrays_view();
         double worst = 0; // in roundings of the magnitudes summed
@@ -141,9 +142,10 @@ TEMPLATE_TEST_CASE("zero iterations leave the accumulators bitwise as they were"
     auto solved_scalar = busy_sheet<TestType>();
     auto untouched = busy_sheet<TestType>();
     const auto n = solved.size();
-    kernels::accumulate_vector<xsimd::default_arch>(solved.state().arrays_view(), solved.constraints().arrays_view(), 0,
-                                                    n, 0);
-    kernels::accumulate_scalar(solved_scalar.state().arrays_view(), solved_scalar.constraints().arrays_view(), 0, n, 0);
+    kernels::accumulate_vector<xsimd::default_arch>(solved.state().arrays_view(), solved.constraints().arrays_view(),
+                                                    {}, 0, n, 0);
+    kernels::accumulate_scalar(solved_scalar.state().arrays_view(), solved_scalar.constraints().arrays_view(), {}, 0, n,
+                               0);
     CHECK(same_accumulators(solved.state(), untouched.state()));
     CHECK(same_accumulators(solved_scalar.state(), untouched.state()));
 }
@@ -168,9 +170,9 @@ TEST_CASE("a coincident pair and a dead slot add exactly nothing, even where a l
         a.ay[0] = -0.5f;
         a.az[0] = 2.0f;
         if (vectorized)
-            kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 3, 4);
+            kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), {}, 0, 3, 4);
         else
-            kernels::accumulate_scalar(a, sim.constraints().arrays_view(), 0, 3, 4);
+            kernels::accumulate_scalar(a, sim.constraints().arrays_view(), {}, 0, 3, 4);
         CHECK(a.ax[0] == 0.25f);
         CHECK(a.ay[0] == -0.5f);
         CHECK(a.az[0] == 2.0f);
@@ -190,9 +192,10 @@ TEST_CASE("one slot's force is iterations x k (|d| - r) d / |d| toward the neigh
             sim.constraints().set_slot(0, 2, 1, 2.0, 10.0);
             auto a = sim.state().arrays_view();
             if (vectorized)
-                kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), 0, 2, iterations);
+                kernels::accumulate_vector<xsimd::default_arch>(a, sim.constraints().arrays_view(), {}, 0, 2,
+                                                                iterations);
             else
-                kernels::accumulate_scalar(a, sim.constraints().arrays_view(), 0, 2, iterations);
+                kernels::accumulate_scalar(a, sim.constraints().arrays_view(), {}, 0, 2, iterations);
             // 10 * (5 - 2) / 5 * (3, 4, 0) = (18, 24, 0) per pass; particle 1 has no slot and gets
             // nothing.
             CHECK(a.ax[0] == Approx(18.0 * iterations).epsilon(1e-12));

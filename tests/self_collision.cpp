@@ -638,7 +638,8 @@ TEST_CASE("a candidate list the check keeps holds every pair in contact", "[self
         if (detail::list_is_current(list, world, s, 0, n, d.thickness, world.vectorized()))
         {
             ++kept;
-            const auto c = world.constraints().arrays_view();
+            const auto views = world.constraint_layers().views();
+            const std::span<const ConstraintArrays<float>> c(views);
             Vec3<double> mean(0, 0, 0);
             for (std::size_t i = 0; i < n; ++i)
                 mean += (state.position(i) - Vec3<float>(list.x[i], list.y[i], list.z[i])).cast<double>();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "same_bits.hpp"
 #include "support.hpp"
 
 using namespace simdverlet;
@@ -91,8 +92,8 @@ TEST_CASE("the solve tracks literal passes to rounding over 200 frames", "[simul
             auto literal_params = params;
             literal_params.iterations = 0; // the solve is done by the callback instead
             const auto passes = [&](State3<T>& s, T) {
-                kernels::accumulate_reference_passes(s.arrays_view(), literal.constraints().arrays_view(), 0, s.size(),
-                                                     iterations);
+                kernels::accumulate_reference_passes(s.arrays_view(), literal.constraints().arrays_view(), {}, 0,
+                                                     s.size(), iterations);
             };
             for (int frame = 0; frame < 200; ++frame)
             {
@@ -611,4 +612,104 @@ TEST_CASE("a moved-from simulation reports its misuse instead of crashing", "[si
     CHECK(a.size() == 0); // assigning a simulation makes it usable again
     static_assert(!std::is_copy_constructible_v<Simulation<float>>);
     static_assert(std::is_nothrow_move_constructible_v<Simulation<float>>);
+}
+
+TEST_CASE("the solve sums every constraint layer's slots: a hub with seven springs feels all seven",
+          "[simulation][layers]")
+{
+    // Particle 0 joined to seven others placed off its axes with rests and stiffnesses all
+    // different: four springs in layer 0, three in layer 1. After one unfused solve its accumulator
+    // holds iterations x the sum of the seven forces k (|d| - r) d / |d|, computed here in double.
+    const std::vector<Vec3<double>> ends = {{1.5, 0.2, 0},   {-0.3, 2, 0.1}, {-1.2, -0.7, 0.4}, {0.4, -1.9, -0.3},
+                                            {0.9, 0.9, 0.9}, {-2, 0.5, -1},  {0.1, 0.3, -2.2}};
+    const auto rest = [](std::size_t n) { return 0.5 + 0.25 * double(n); };
+    const auto stiffness = [](std::size_t n) { return 10.0 + 3.0 * double(n); };
+    Vec3<double> expected = Vec3<double>::Zero();
+    for (std::size_t n = 0; n < ends.size(); ++n)
+    {
+        const double len = ends[n].norm();
+        expected += stiffness(n) * (len - rest(n)) / len * ends[n];
+    }
+    REQUIRE(expected.norm() > 10.0);
+    for (const bool vectorized : {true, false})
+    {
+        INFO("vectorized " << vectorized);
+        Simulation<double> sim;
+        sim.add_particle({0, 0, 0});
+        for (std::size_t n = 0; n < ends.size(); ++n)
+        {
+            sim.add_particle(ends[n], 0.0);
+            sim.connect(0, n + 1, rest(n), stiffness(n));
+        }
+        REQUIRE(sim.constraint_layers().count() == 2);
+        sim.set_fused(false);
+        sim.set_vectorized(vectorized);
+        sim.step({.iterations = 3});
+        const auto& s = sim.state();
+        const Vec3<double> a(s.ax()[0], s.ay()[0], s.az()[0]);
+        CHECK((a - 3.0 * expected).norm() < 1e-12 * expected.norm());
+    }
+}
+
+TEMPLATE_TEST_CASE("a net of layered springs steps with the same bits on every path and tracks literal passes",
+                   "[simulation][layers]", float, double)
+{
+    using T = TestType;
+    REQUIRE(simd::kLanes<T> > 1);
+    const auto build = [] {
+        Simulation<T> sim;
+        testing::add_net(sim, 150, 9, 6);
+        return sim;
+    };
+    const StepParams<T> params{.dt = T(1) / T(60), .damping = T(0.99), .gravity = {0, 9.8, 0}, .iterations = 4};
+    {
+        const auto probe = build();
+        std::size_t most = 0;
+        for (std::size_t i = 0; i < probe.size(); ++i)
+            most = std::max(most, std::size_t(probe.constraint_layers().live_count(i)));
+        INFO("most springs on one particle " << most);
+        REQUIRE(probe.constraint_layers().count() >= 3);
+        REQUIRE(most > 2 * kSlots);
+    }
+    const auto run = [&](auto&& configure) {
+        auto sim = build();
+        configure(sim);
+        for (int frame = 0; frame < 120; ++frame)
+            sim.step(params);
+        return std::pair{std::move(sim), 0};
+    };
+    testing::check_same_bits_on_every_path(run, 64);
+    const auto reference = run([](auto&) {});
+    CHECK(furthest_apart(reference.first, build()) > 0.5); // it fell and swung
+    const auto unfused = run([](auto& s) { s.set_fused(false); });
+    CHECK(same_positions(unfused.first, reference.first));
+    const auto gathered = run([](auto& s) { s.set_grid_path(false); });
+    CHECK(same_positions(gathered.first, reference.first));
+    // Literal passes over every layer, one slot at a time.
+    auto literal = build();
+    auto literal_params = params;
+    literal_params.iterations = 0;
+    const auto passes = [&](State3<T>& s, T) {
+        const auto extra = literal.constraint_layers().extra_views();
+        kernels::accumulate_reference_passes(s.arrays_view(), literal.constraints().arrays_view(),
+                                             std::span<const ConstraintArrays<T>>(extra), 0, s.size(),
+                                             params.iterations);
+    };
+    for (int frame = 0; frame < 120; ++frame)
+        literal.step(literal_params, passes);
+    const double gap = furthest_apart(literal, reference.first);
+    std::printf("layered net, %s: furthest particle from the literal passes after 120 frames %.3g\n",
+                sizeof(T) == 4 ? "float" : "double", gap);
+    CHECK(gap < (sizeof(T) == 4 ? 1e-3 : 1e-9));
+}
+
+TEST_CASE("a simulation of grids and strands keeps one constraint layer", "[simulation][layers]")
+{
+    Simulation<float> sim;
+    auto cloth = add_cloth(sim, {.width = 12, .height = 9});
+    auto rope = add_strand(sim, {.count = 10});
+    rope.attach_to(cloth.index(11, 8), 0);
+    CHECK(sim.constraint_layers().count() == 1);
+    sim.step({});
+    CHECK(sim.constraint_layers().count() == 1);
 }

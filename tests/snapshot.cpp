@@ -147,7 +147,7 @@ TEST_CASE("bad streams are refused with a clear error and change nothing", "[sna
         const std::uint32_t future = kSnapshotFormatVersion + 1;
         std::memcpy(bad.data() + 4, &future, 4);
         reseal(bad);
-        CHECK(load_error(target, bad).find("format version 3, this build reads versions 1 to 2") != std::string::npos);
+        CHECK(load_error(target, bad).find("format version 4, this build reads versions 1 to 3") != std::string::npos);
         unchanged();
     }
     SECTION("the wrong scalar type")
@@ -325,6 +325,88 @@ TEST_CASE("a version 1 stream loads where no stage keeps state and is refused, n
     add_wind(windy, {});
     std::istringstream again(bytes, std::ios::binary);
     CHECK_THROWS_WITH(load(windy, again), Catch::Matchers::ContainsSubstring("stage 'wind'"));
+}
+
+TEST_CASE("a snapshot written in format 2, before constraint layers, still loads with its stage state",
+          "[snapshot][layers]")
+{
+    // tests/data/snapshot_v2.bin was written by simdverlet before constraint layers existed
+    // (format 2): a chain of 4 particles, particle 0 pinned, springs 0-1, 1-2 (rest 1) and 2-3
+    // (rest 0.5), tearing at 0.8, stepped 10 times under gravity 2.
+    std::ifstream file(std::string(SIMDVERLET_SOURCE_DIR) + "/tests/data/snapshot_v2.bin", std::ios::binary);
+    REQUIRE(file);
+    const std::string bytes{std::istreambuf_iterator<char>(file), {}};
+    std::uint32_t version = 0;
+    std::memcpy(&version, bytes.data() + 4, 4);
+    REQUIRE(version == 2);
+    const auto chain = [] {
+        Simulation<float> sim;
+        sim.add_particle({0, 0, 0}, 0.0f);
+        sim.add_particle({1, 0, 0});
+        sim.add_particle({2, 0, 0});
+        sim.add_particle({3, 0, 0});
+        sim.connect(0, 1, 1.0f, 60.0f);
+        sim.connect(1, 2, 1.0f, 60.0f);
+        sim.connect(2, 3, 0.5f, 60.0f);
+        return std::pair{std::move(sim), 0};
+    };
+    auto [loaded, unused] = chain();
+    auto tearing = add_tearing(loaded, {.max_strain = 0.8f});
+    std::istringstream in(bytes, std::ios::binary);
+    load(loaded, in);
+    auto [rebuilt, unused2] = chain();
+    add_tearing(rebuilt, {.max_strain = 0.8f});
+    for (int step = 0; step < 10; ++step)
+        rebuilt.step({.gravity = {0, 2, 0}});
+    CHECK(loaded.step_count() == 10);
+    CHECK(loaded.state() == rebuilt.state());
+    CHECK(loaded.constraint_layers() == rebuilt.constraint_layers());
+    CHECK(loaded.constraint_layers().count() == 1);
+    CHECK(loaded.state().position(3).y() > 0.0f); // it fell for 10 steps
+    for (int step = 0; step < 20; ++step)
+    {
+        loaded.step({.gravity = {0, 2, 0}});
+        rebuilt.step({.gravity = {0, 2, 0}});
+    }
+    CHECK(same_positions(loaded, rebuilt));
+}
+
+TEST_CASE("constraint layers are part of a snapshot: restore or load, then step, gives the same bits",
+          "[snapshot][layers]")
+{
+    const auto net = [] {
+        Simulation<float> sim;
+        add_net(sim, 90, 9, 4);
+        add_tearing(sim, {.max_strain = 0.3f});
+        return sim;
+    };
+    const StepParams<float> params{.gravity = {0, 9.8f, 0}, .iterations = 4};
+    auto source = net();
+    REQUIRE(source.constraint_layers().count() >= 3);
+    for (int frame = 0; frame < 30; ++frame)
+        source.step(params);
+    const auto snap = snapshot(source);
+    CHECK(snap.layers.size() == source.constraint_layers().count() - 1);
+    std::ostringstream out(std::ios::binary);
+    save(source, out);
+    for (int frame = 0; frame < 60; ++frame)
+        source.step(params);
+
+    auto restored = net();
+    restore(restored, snap);
+    auto loaded = net();
+    std::istringstream in(out.str(), std::ios::binary);
+    load(loaded, in);
+    CHECK(loaded.constraint_layers() == restored.constraint_layers());
+    for (int frame = 0; frame < 60; ++frame)
+    {
+        restored.step(params);
+        loaded.step(params);
+    }
+    CHECK(same_positions(restored, source));
+    CHECK(same_positions(loaded, source));
+    CHECK(restored.constraint_layers() == source.constraint_layers());
+    CHECK(loaded.constraint_layers() == source.constraint_layers());
 }
 
 TEST_CASE("queued removals are part of a snapshot: restore then step removes what was queued at the snapshot",

@@ -108,18 +108,17 @@ bool same_positions(const Simulation<T>& a, const Simulation<T>& b)
 template <class T>
 std::size_t count_segments(const Simulation<T>& sim)
 {
-    const auto& k = sim.constraints();
+    const auto& k = sim.constraint_layers();
     std::size_t n = 0;
     for (std::size_t i = 0; i < sim.size(); ++i)
-        for (int s = 0; s < 4; ++s)
-        {
-            if (!k.live(i, s))
-                continue;
-            const auto j = std::size_t(k.neighbour(i, s));
+        k.for_each_wired(i, [&](SlotRef, std::int32_t neighbour, T, T stiffness) {
+            if (stiffness == T(0))
+                return;
+            const auto j = std::size_t(neighbour);
             const auto back = k.slot_to(j, std::int32_t(i));
             const bool paired = back && k.live(j, *back);
             n += (!paired || i < j) ? 1 : 0;
-        }
+        });
     return n;
 }
 
@@ -128,16 +127,16 @@ std::size_t count_segments(const Simulation<T>& sim)
 template <class T>
 std::size_t half_pairs(const Simulation<T>& sim)
 {
-    const auto& k = sim.constraints();
+    const auto& k = sim.constraint_layers();
     std::size_t n = 0;
     for (std::size_t i = 0; i < sim.size(); ++i)
-        for (int s = 0; s < 4; ++s)
-            if (k.live(i, s))
-            {
-                const auto j = std::size_t(k.neighbour(i, s));
-                const auto back = k.slot_to(j, std::int32_t(i));
-                n += back && k.live(j, *back) ? 0 : 1;
-            }
+        k.for_each_wired(i, [&](SlotRef, std::int32_t neighbour, T, T stiffness) {
+            if (stiffness == T(0))
+                return;
+            const auto j = std::size_t(neighbour);
+            const auto back = k.slot_to(j, std::int32_t(i));
+            n += back && k.live(j, *back) ? 0 : 1;
+        });
     return n;
 }
 
@@ -162,9 +161,10 @@ std::size_t connected_components(const Simulation<T>& sim, std::size_t begin = 0
         return x;
     };
     for (std::size_t i = begin; i < end; ++i)
-        for (int s = 0; s < 4; ++s)
-            if (sim.constraints().live(i, s))
-                parent[root(i)] = root(std::size_t(sim.constraints().neighbour(i, s)));
+        sim.constraint_layers().for_each_wired(i, [&](SlotRef, std::int32_t j, T, T stiffness) {
+            if (stiffness != T(0))
+                parent[root(i)] = root(std::size_t(j));
+        });
     std::size_t n = 0;
     for (std::size_t i = begin; i < end; ++i)
         n += root(i) == i ? 1 : 0;
@@ -209,6 +209,46 @@ Simulation<T> shuffled(const Simulation<T>& source, unsigned seed)
                 sim.constraints().set_slot(k, s, where[std::size_t(c.neighbour(order[k], s))],
                                            c.rest_length(order[k], s), c.stiffness(order[k], s));
     return sim;
+}
+
+/// A net whose particles have more springs than one constraint layer holds: `count` particles
+/// jittered over a plane, each joined to its `nearest` nearest others (rest length the distance
+/// in the layout, stiffness varying from spring to spring), the first `pinned` pinned. Built with
+/// Simulation::connect in a fixed order, so the springs past a particle's fourth land in further
+/// layers. Returns the number of springs.
+template <class T>
+std::size_t add_net(Simulation<T>& sim, std::size_t count, std::size_t nearest, std::size_t pinned = 0,
+                    unsigned seed = 7)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const std::size_t base = sim.size();
+    const double side = std::sqrt(double(count));
+    std::vector<Vec3<T>> p;
+    for (std::size_t k = 0; k < count; ++k)
+    {
+        const double x = double(k % std::size_t(side)) + 0.4 * u(rng), y = double(k / std::size_t(side)) + 0.4 * u(rng);
+        p.emplace_back(T(x * 0.5), T(y * 0.5), T(0.05 * u(rng)));
+        sim.add_particle(p.back(), k < pinned ? T(0) : T(1));
+    }
+    std::size_t springs = 0;
+    for (std::size_t a = 0; a < count; ++a)
+    {
+        std::vector<std::size_t> others(count);
+        std::iota(others.begin(), others.end(), std::size_t(0));
+        std::stable_sort(others.begin(), others.end(), [&](std::size_t l, std::size_t r) {
+            return (p[l] - p[a]).squaredNorm() < (p[r] - p[a]).squaredNorm();
+        });
+        for (std::size_t n = 1; n <= nearest && n < count; ++n)
+        {
+            const std::size_t b = others[n];
+            if (b < a && sim.constraint_layers().slot_to(base + a, std::int32_t(base + b)))
+                continue; // b already took a as one of its nearest
+            sim.connect(base + a, base + b, (p[a] - p[b]).norm(), T(40) + T(20) * T(u(rng)));
+            ++springs;
+        }
+    }
+    return springs;
 }
 
 /// What `fn` throws as an E, or "no exception" when it returns: for checking that an error names

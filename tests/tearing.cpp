@@ -379,3 +379,46 @@ TEST_CASE("bad tearing and cut input throws and changes nothing", "[tearing][err
     CHECK(snapshot(sim).stages.empty()); // its counters went with it
     CHECK_FALSE(tearing.remove());
 }
+
+TEST_CASE("a spring whose halves sit in different layers tears whole, and a cut parts a layered net",
+          "[tearing][layers]")
+{
+    // Particle 0 (pinned) holds six springs: 0-5 and 0-6 sit in layer 1 on its side and in layer 0
+    // on theirs. Particle 6 is pulled away: only its spring is past the limit, and both halves go.
+    Simulation<float> sim;
+    sim.add_particle({0, 0, 0}, 0.0f);
+    for (int k = 1; k <= 6; ++k)
+        sim.add_particle({std::cos(float(k)), std::sin(float(k)), 0}, 0.0f);
+    for (std::size_t j = 1; j <= 6; ++j)
+        sim.connect(0, j, 1.0f, 50.0f);
+    REQUIRE(sim.constraint_layers().slot_to(0, 6) == SlotRef{1, 1});
+    std::vector<Tear> tears;
+    add_tearing(sim, {.max_strain = 0.5f, .on_tear = [&](std::size_t i, int s, std::size_t j) {
+                          tears.push_back({i, s, j});
+                      }});
+    sim.state().set_position(6, {5, 0, 0});
+    sim.step({});
+    REQUIRE(tears.size() == 1);
+    CHECK(tears[0].i == 0);
+    CHECK(tears[0].slot == kSlots + 1); // layer 1, slot 1, counted across layers
+    CHECK(tears[0].j == 6);
+    CHECK_FALSE(sim.constraint_layers().slot_to(0, 6).has_value());
+    CHECK_FALSE(sim.constraint_layers().slot_to(6, 0).has_value());
+    CHECK(sim.constraint_layers().live_count(0) == 5);
+    CHECK(all_pairs_whole(sim));
+
+    // A net with most of its springs past layer 0, cut along x = 2.5: two pieces, every spring
+    // that crossed the line gone from every layer.
+    Simulation<float> net;
+    add_net(net, 100, 8);
+    REQUIRE(net.constraint_layers().count() >= 2);
+    REQUIRE(connected_components(net) == 1);
+    const std::size_t cuts = cut(net, Vec3<float>(2.5f, -10, 0), Vec3<float>(2.5f, 10, 0));
+    CHECK(cuts > 10);
+    CHECK(connected_components(net) == 2);
+    CHECK(all_pairs_whole(net));
+    for (std::size_t i = 0; i < net.size(); ++i)
+        net.constraint_layers().for_each_wired(i, [&](SlotRef, std::int32_t j, float, float) {
+            CHECK((net.state().position(i).x() < 2.5f) == (net.state().position(std::size_t(j)).x() < 2.5f));
+        });
+}

@@ -83,24 +83,24 @@ DebugGeometry<T> debug_lines(const Simulation<T>& sim, const DebugOptions& optio
     options.particles.check();
     DebugGeometry<T> g;
     const auto& s = sim.state();
-    const auto& k = sim.constraints();
+    const auto& k = sim.constraint_layers();
     const auto bounds = options.particles.resolve(sim.size());
     const std::size_t begin = bounds.first, end = bounds.second; // named, not bound: lambdas capture them
     const auto inside = [&](std::size_t j) { return j >= begin && j < end; };
     for (std::size_t i = begin; i < end; ++i)
     {
-        for (int slot = 0; slot < 4; ++slot)
-        {
-            if (!k.live(i, slot))
-                continue;
-            const auto j = std::size_t(k.neighbour(i, slot));
+        // Every layer's slots: a mesh cloth's springs past the first four are in further layers.
+        k.for_each_wired(i, [&](SlotRef, std::int32_t neighbour, T, T stiffness) {
+            if (stiffness == T(0))
+                return;
+            const auto j = std::size_t(neighbour);
             const auto back = k.slot_to(j, std::int32_t(i));
             const bool paired = back && k.live(j, *back);
             // A pair is drawn by its lower owner, or by i when the other owner is outside the range.
             if (paired && i > j && inside(j))
-                continue;
+                return;
             g.segments.push_back({s.position(i), s.position(j), paired ? SegmentKind::spring : SegmentKind::one_way});
-        }
+        });
         if (options.dots)
             g.dots.push_back({s.position(i), s.is_pinned(i)});
         if (options.velocity_scale > 0)

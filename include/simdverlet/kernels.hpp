@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -67,17 +68,34 @@ SlotForce<V> slot_force(const V& dx, const V& dy, const V& dz, const V& rest, co
     return {simd::select(ok, c * dx, zero), simd::select(ok, c * dy, zero), simd::select(ok, c * dz, zero)};
 }
 
+/// The sum of one layer's slot forces, pairwise, written once over V.
+template <class V>
+SIMDVERLET_INLINE SlotForce<V> slot_sum(const SlotForce<V> (&f)[kSlots])
+{
+    static_assert(kSlots == 4, "slot_sum adds the slots pairwise: write the tree for the new count");
+    return {(f[0].x + f[1].x) + (f[2].x + f[3].x), (f[0].y + f[1].y) + (f[2].y + f[3].y),
+            (f[0].z + f[1].z) + (f[2].z + f[3].z)};
+}
+
+/// A further layer's slot sum added after the layers before it: layer order is the sum's order.
+template <class V>
+SIMDVERLET_INLINE void add_layer_sum(SlotForce<V>& sum, const SlotForce<V> (&f)[kSlots])
+{
+    const SlotForce<V> more = slot_sum(f);
+    sum = {sum.x + more.x, sum.y + more.y, sum.z + more.z};
+}
+
 /// The solve's contribution to one particle's accumulators, written once over V: `iterations`
-/// passes over unchanged positions add the same four forces each time, so they are added once as
-/// iterations x (their sum) (DESIGN section 3). One multiply replaces 4 x iterations dependent
+/// passes over unchanged positions add the same slot forces each time, so they are added once as
+/// iterations x (their sum) (DESIGN section 3). One multiply replaces slots x iterations dependent
 /// additions, which made 16 iterations cost 2.3 times one; it matches the literal passes to
 /// rounding, not bitwise (tests/kernels.cpp states the tolerance). Zero iterations add nothing.
 template <class V>
-void add_solve(V (&a)[3], const SlotForce<V> (&f)[4], const V& iterations)
+SIMDVERLET_INLINE void add_solve(V (&a)[3], const SlotForce<V>& sum, const V& iterations)
 {
-    a[0] = a[0] + iterations * ((f[0].x + f[1].x) + (f[2].x + f[3].x));
-    a[1] = a[1] + iterations * ((f[0].y + f[1].y) + (f[2].y + f[3].y));
-    a[2] = a[2] + iterations * ((f[0].z + f[1].z) + (f[2].z + f[3].z));
+    a[0] = a[0] + iterations * sum.x;
+    a[1] = a[1] + iterations * sum.y;
+    a[2] = a[2] + iterations * sum.z;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -94,14 +112,14 @@ simd::IndexBatch<T, Arch> lane_iota()
     return simd::IndexBatch<T, Arch>::load_aligned(lanes);
 }
 
-/// The four slot forces of the lane group starting at particle i (a whole number of batches from
-/// 0). The grid fast path: when every lane's neighbour in a slot sits at one offset d from the
+/// The slot forces of one layer for the lane group starting at particle i (a whole number of
+/// batches from 0, inside the layer). The grid fast path: when every lane's neighbour in a slot sits at one offset d from the
 /// lane (j = i + lane + d, as for every slot of a cloth) or names no neighbour, the neighbours'
 /// positions are one contiguous load at i + d instead of a gather. The values loaded are the same,
 /// so the result is bit-identical; `contiguous` = false forces gathers everywhere.
 template <class Arch, class T>
 void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, bool contiguous,
-                        const simd::IndexBatch<T, Arch>& iota, SlotForce<simd::Batch<T, Arch>> (&f)[4])
+                        const simd::IndexBatch<T, Arch>& iota, SlotForce<simd::Batch<T, Arch>> (&f)[kSlots])
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -112,20 +130,21 @@ void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, s
     const B xi = simd::load<T, Arch>(s.x + i);
     const B yi = simd::load<T, Arch>(s.y + i);
     const B zi = simd::load<T, Arch>(s.z + i);
-    for (int k = 0; k < 4; ++k)
+    const std::size_t row = i - c.first;
+    for (int k = 0; k < kSlots; ++k)
     {
         // Liveness from stiffness alone: DirectedConstraints4 keeps stiffness 0 wherever the
         // neighbour is -1, and stiffness is never negative, so k > 0 <=> live. A float compare is
         // native on every architecture; an integer-to-mask cast is not.
-        const B stiffness = simd::load<T, Arch>(c.stiffness[k] + i);
+        const B stiffness = simd::load<T, Arch>(c.stiffness[k] + row);
         const M live = stiffness > zero;
         if (!simd::any<T, Arch>(live))
         {
             f[k] = {zero, zero, zero};
             continue;
         }
-        const IB idx = simd::load_indices<T, Arch>(c.neighbour[k] + i);
-        const std::int64_t first = c.neighbour[k][i];
+        const IB idx = simd::load_indices<T, Arch>(c.neighbour[k] + row);
+        const std::int64_t first = c.neighbour[k][row];
         const std::int64_t d = first - std::int64_t(i);
         // In bounds for every lane, dead ones included: they read a real particle and are masked.
         const bool in_bounds = first >= 0 && std::int64_t(first) + std::int64_t(L) <= std::int64_t(s.padded);
@@ -143,8 +162,27 @@ void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, s
             yj = simd::gather<T, Arch>(s.y, safe);
             zj = simd::gather<T, Arch>(s.z, safe);
         }
-        f[k] = slot_force(B(xj - xi), B(yj - yi), B(zj - zi), simd::load<T, Arch>(c.rest[k] + i), stiffness, live);
+        f[k] = slot_force(B(xj - xi), B(yj - yi), B(zj - zi), simd::load<T, Arch>(c.rest[k] + row), stiffness, live);
     }
+}
+
+/// The summed slot forces of the lane group at i over layer 0 (`c`) and every further layer that
+/// covers it, in layer order.
+template <class Arch, class T>
+SIMDVERLET_INLINE SlotForce<simd::Batch<T, Arch>>
+solve_sum_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
+                 std::size_t i, bool contiguous, const simd::IndexBatch<T, Arch>& iota)
+{
+    SlotForce<simd::Batch<T, Arch>> f[kSlots];
+    slot_forces_vector<Arch>(s, c, i, contiguous, iota, f);
+    auto sum = slot_sum(f);
+    for (const auto& layer : extra)
+        if (layer.covers(i))
+        {
+            slot_forces_vector<Arch>(s, layer, i, contiguous, iota, f);
+            add_layer_sum(sum, f);
+        }
+    return sum;
 }
 
 /// Adds `iterations` passes of spring forces into ax/ay/az for particles [begin, end), vector twin.
@@ -152,8 +190,9 @@ void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, s
 /// passes over unchanged positions (accumulate_reference_passes) to rounding, at a fraction of the
 /// gathers, square roots and additions.
 template <class Arch, class T>
-void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
-                       int iterations, bool contiguous = true)
+void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c,
+                       std::span<const ConstraintArrays<T>> extra, std::size_t begin, std::size_t end, int iterations,
+                       bool contiguous = true)
 {
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
@@ -163,44 +202,60 @@ void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, st
     const auto n = B(T(iterations));
     for (std::size_t i = begin; i < end; i += L)
     {
-        SlotForce<B> f[4];
-        slot_forces_vector<Arch>(s, c, i, contiguous, iota, f);
+        const auto sum = solve_sum_vector<Arch>(s, c, extra, i, contiguous, iota);
         B a[3] = {simd::load<T, Arch>(s.ax + i), simd::load<T, Arch>(s.ay + i), simd::load<T, Arch>(s.az + i)};
-        add_solve(a, f, n);
+        add_solve(a, sum, n);
         simd::store<T, Arch>(s.ax + i, a[0]);
         simd::store<T, Arch>(s.ay + i, a[1]);
         simd::store<T, Arch>(s.az + i, a[2]);
     }
 }
 
-/// The four slot forces of particle i, scalar twin of slot_forces_vector.
+/// One layer's slot forces of particle i (inside the layer), scalar twin of slot_forces_vector.
 template <class T>
-void slot_forces_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, SlotForce<T> (&f)[4])
+void slot_forces_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, SlotForce<T> (&f)[kSlots])
 {
-    for (int k = 0; k < 4; ++k)
+    const std::size_t row = i - c.first;
+    for (int k = 0; k < kSlots; ++k)
     {
-        const std::int32_t j = c.neighbour[k][i];
-        const T stiffness = c.stiffness[k][i];
+        const std::int32_t j = c.neighbour[k][row];
+        const T stiffness = c.stiffness[k][row];
         const bool live = j >= 0 && stiffness != T(0);
         const std::size_t jj = live ? std::size_t(j) : i;
-        f[k] = slot_force(s.x[jj] - s.x[i], s.y[jj] - s.y[i], s.z[jj] - s.z[i], c.rest[k][i], stiffness, live);
+        f[k] = slot_force(s.x[jj] - s.x[i], s.y[jj] - s.y[i], s.z[jj] - s.z[i], c.rest[k][row], stiffness, live);
     }
+}
+
+/// Scalar twin of solve_sum_vector.
+template <class T>
+SlotForce<T> solve_sum_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c,
+                              std::span<const ConstraintArrays<T>> extra, std::size_t i)
+{
+    SlotForce<T> f[kSlots];
+    slot_forces_scalar(s, c, i, f);
+    auto sum = slot_sum(f);
+    for (const auto& layer : extra)
+        if (layer.covers(i))
+        {
+            slot_forces_scalar(s, layer, i, f);
+            add_layer_sum(sum, f);
+        }
+    return sum;
 }
 
 /// Scalar twin of accumulate_vector: the same per-particle float sequence, one particle at a time.
 template <class T>
-void accumulate_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin, std::size_t end,
-                       int iterations)
+void accumulate_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c,
+                       std::span<const ConstraintArrays<T>> extra, std::size_t begin, std::size_t end, int iterations)
 {
     if (iterations == 0)
         return;
     const T n = T(iterations);
     for (std::size_t i = begin; i < end; ++i)
     {
-        SlotForce<T> f[4];
-        slot_forces_scalar(s, c, i, f);
+        const auto sum = solve_sum_scalar(s, c, extra, i);
         T a[3] = {s.ax[i], s.ay[i], s.az[i]};
-        add_solve(a, f, n);
+        add_solve(a, sum, n);
         s.ax[i] = a[0];
         s.ay[i] = a[1];
         s.az[i] = a[2];
@@ -211,20 +266,27 @@ void accumulate_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, st
 /// every slot's force from the unchanged positions and adding it, one slot at a time. Slow on
 /// purpose.
 template <class T>
-void accumulate_reference_passes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t begin,
-                                 std::size_t end, int iterations)
+void accumulate_reference_passes(const StateArrays<T>& s, const ConstraintArrays<T>& c,
+                                 std::span<const ConstraintArrays<T>> extra, std::size_t begin, std::size_t end,
+                                 int iterations)
 {
+    const auto add_layer = [&](const ConstraintArrays<T>& layer, std::size_t i) {
+        SlotForce<T> f[kSlots];
+        slot_forces_scalar(s, layer, i, f);
+        for (int k = 0; k < kSlots; ++k)
+        {
+            s.ax[i] = s.ax[i] + f[k].x;
+            s.ay[i] = s.ay[i] + f[k].y;
+            s.az[i] = s.az[i] + f[k].z;
+        }
+    };
     for (int n = 0; n < iterations; ++n)
         for (std::size_t i = begin; i < end; ++i)
         {
-            SlotForce<T> f[4];
-            slot_forces_scalar(s, c, i, f);
-            for (int k = 0; k < 4; ++k)
-            {
-                s.ax[i] = s.ax[i] + f[k].x;
-                s.ay[i] = s.ay[i] + f[k].y;
-                s.az[i] = s.az[i] + f[k].z;
-            }
+            add_layer(c, i);
+            for (const auto& layer : extra)
+                if (layer.covers(i))
+                    add_layer(layer, i);
         }
 }
 
@@ -1199,13 +1261,14 @@ SIMDVERLET_INLINE void strained_lanes(const StateArrays<T>& s, const ConstraintA
 {
     const V zero(T(0));
     const V x = simd::load_lanes<V>(s.x + i), y = simd::load_lanes<V>(s.y + i), z = simd::load_lanes<V>(s.z + i);
-    for (int k = 0; k < 4; ++k)
+    const std::size_t row = i - c.first;
+    for (int k = 0; k < kSlots; ++k)
     {
-        const V rest = simd::load_lanes<V>(c.rest[k] + i);
+        const V rest = simd::load_lanes<V>(c.rest[k] + row);
         const auto spring = rest > zero;
         if (!simd::any(spring))
             continue;
-        const auto at = simd::lane_index<V>(c.neighbour[k] + i, s.padded, true);
+        const auto at = simd::lane_index<V>(c.neighbour[k] + row, s.padded, true);
         const V dx = simd::read_lanes<V>(s.x, at) - x;
         const V dy = simd::read_lanes<V>(s.y, at) - y;
         const V dz = simd::read_lanes<V>(s.z, at) - z;
@@ -1224,14 +1287,14 @@ SIMDVERLET_INLINE void strained_lanes(const StateArrays<T>& s, const ConstraintA
         for (; over != 0; over &= over - 1)
         {
             const int lane = std::countr_zero(over);
-            if (c.stiffness[k][i + std::size_t(lane)] > T(0))
+            if (c.stiffness[k][row + std::size_t(lane)] > T(0))
                 emit(values[lane], i + std::size_t(lane), k);
         }
     }
 }
 
-/// Every spring of particles [begin, end) strained past max_strain, reported through
-/// emit(strain, particle, slot), lane group by lane group and slot by slot within a group (a
+/// Every spring of one layer's particles [begin, end) (inside the layer) strained past max_strain,
+/// reported through emit(strain, particle, slot), lane group by lane group and slot by slot within a group (a
 /// group is one particle on the scalar path, so the two paths report the same springs with the
 /// same bits, in different orders: callers sort). Vectorised, the whole batches go through the
 /// vector twin and the ends through the scalar one. Only the few over-strained springs leave the
@@ -1269,8 +1332,9 @@ void find_strained(const StateArrays<T> s, const ConstraintArrays<T> c, std::siz
 /// accumulate + integrate, so the result is bit-identical to it. Returns false when any new
 /// coordinate is not finite.
 template <class Arch, class T>
-bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p, std::size_t begin,
-                  std::size_t end, int iterations, bool read_accumulators, bool contiguous = true)
+bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
+                  const IntegrateParams<T>& p, std::size_t begin, std::size_t end, int iterations,
+                  bool read_accumulators, bool contiguous = true)
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -1285,15 +1349,15 @@ bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const I
     M finite = zero == zero;
     for (std::size_t i = begin; i < end; i += L)
     {
-        SlotForce<B> f[4];
+        SlotForce<B> sum{};
         if (iterations > 0)
-            slot_forces_vector<Arch>(s, c, i, contiguous, iota, f);
+            sum = solve_sum_vector<Arch>(s, c, extra, i, contiguous, iota);
         B a[3] = {zero, zero, zero};
         if (read_accumulators)
             for (int axis = 0; axis < 3; ++axis)
                 a[axis] = simd::load<T, Arch>(as[axis] + i);
         if (iterations > 0)
-            add_solve(a, f, n);
+            add_solve(a, sum, n);
         const B w = s.inv_mass ? simd::load<T, Arch>(s.inv_mass + i) : one;
         const M in_range = i + L <= end ? (zero == zero) : simd::first_lanes<T, Arch>(end - i);
         const M free = (w > zero) && in_range;
@@ -1310,8 +1374,9 @@ bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, const I
 
 /// Scalar twin of sweep_vector.
 template <class T>
-bool sweep_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, const IntegrateParams<T>& p, std::size_t begin,
-                  std::size_t end, int iterations, bool read_accumulators)
+bool sweep_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
+                  const IntegrateParams<T>& p, std::size_t begin, std::size_t end, int iterations,
+                  bool read_accumulators)
 {
     bool finite = true;
     T* const xs[3] = {s.x, s.y, s.z};
@@ -1321,15 +1386,15 @@ bool sweep_scalar(const StateArrays<T>& s, const ConstraintArrays<T>& c, const I
     const T n = T(iterations);
     for (std::size_t i = begin; i < end; ++i)
     {
-        SlotForce<T> f[4];
+        SlotForce<T> sum{};
         if (iterations > 0)
-            slot_forces_scalar(s, c, i, f);
+            sum = solve_sum_scalar(s, c, extra, i);
         T a[3] = {T(0), T(0), T(0)};
         if (read_accumulators)
             for (int axis = 0; axis < 3; ++axis)
                 a[axis] = as[axis][i];
         if (iterations > 0)
-            add_solve(a, f, n);
+            add_solve(a, sum, n);
         const T w = s.inv_mass ? s.inv_mass[i] : T(1);
         const bool free = w > T(0);
         for (int axis = 0; axis < 3; ++axis)

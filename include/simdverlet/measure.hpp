@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <stdexcept>
 
 #include "error.hpp"
@@ -22,25 +23,24 @@ template <class T>
 double peak_strain(const Simulation<T>& sim, const ParticleRange& range = {})
 {
     const auto& s = sim.state();
-    const auto& k = sim.constraints();
+    const auto& k = sim.constraint_layers();
     const auto [begin, end] = range.resolve(sim.size());
     double worst = 0;
-    for (std::size_t i = begin; i < end; ++i)
-        for (int slot = 0; slot < 4; ++slot)
-        {
-            if (!k.live(i, slot) || !(k.rest_length(i, slot) > T(0)))
-                continue;
-            const auto j = std::size_t(k.neighbour(i, slot));
+    bool nan = false;
+    for (std::size_t i = begin; i < end && !nan; ++i)
+        k.for_each_wired(i, [&](SlotRef, std::int32_t neighbour, T rest_length, T stiffness) {
+            if (stiffness == T(0) || !(rest_length > T(0)))
+                return;
+            const auto j = std::size_t(neighbour);
             const double dx = double(s.x()[i]) - double(s.x()[j]);
             const double dy = double(s.y()[i]) - double(s.y()[j]);
             const double dz = double(s.z()[i]) - double(s.z()[j]);
-            const double rest = double(k.rest_length(i, slot));
+            const double rest = double(rest_length);
             const double strain = std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) - rest) / rest;
-            if (std::isnan(strain))
-                return strain;
+            nan = nan || std::isnan(strain);
             worst = std::max(worst, strain);
-        }
-    return worst;
+        });
+    return nan ? std::numeric_limits<double>::quiet_NaN() : worst;
 }
 
 /// The largest distance between particle i of `a` and particle i of `b`, over `range`, in double:

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -256,31 +257,43 @@ DenseGrid<T> fit_grid(const T* x, const T* y, const T* z, std::size_t n, T cell)
     return g;
 }
 
-/// The particles particle i's live slots point at, -1 for a dead slot.
+/// The particles particle i's live slots in layer 0 (`layers[0]`) point at, -1 for a dead slot.
 template <class T>
-std::array<std::int32_t, 4> spring_partners(const ConstraintArrays<T>& c, std::size_t i)
+std::array<std::int32_t, kSlots> spring_partners(std::span<const ConstraintArrays<T>> layers, std::size_t i)
 {
-    std::array<std::int32_t, 4> out;
-    for (int a = 0; a < 4; ++a)
+    const ConstraintArrays<T>& c = layers[0];
+    std::array<std::int32_t, kSlots> out;
+    for (int a = 0; a < kSlots; ++a)
         out[std::size_t(a)] = c.stiffness[a][i] > T(0) ? c.neighbour[a][i] : -1;
     return out;
 }
 
-/// Whether a live spring joins i and j, either way, given i's partners: that spring keeps the
-/// pair apart, and at rest it sits a spring's length apart, which may be less than the thickness.
-/// Pairs two springs apart collide like any others, which is what stops a sheet folding sharper
-/// than its thickness. i's own slots are checked first: for the symmetric springs of a cloth or
-/// a rope they decide it without reading j's.
+/// Whether a live spring joins i and j, either way, in any constraint layer, given i's layer-0
+/// partners: that spring keeps the pair apart, and at rest it sits a spring's length apart, which
+/// may be less than the thickness. Pairs two springs apart collide like any others, which is what
+/// stops a sheet folding sharper than its thickness (a mesh cloth's bend springs join the two
+/// vertices across an edge, so those pairs are the springs' too). i's own slots are checked first:
+/// for the symmetric springs of a cloth or a rope they decide it without reading j's.
 template <class T>
-bool joined_by_spring(const ConstraintArrays<T>& c, std::size_t i, const std::array<std::int32_t, 4>& partners_of_i,
-                      std::size_t j)
+bool joined_by_spring(std::span<const ConstraintArrays<T>> layers, std::size_t i,
+                      const std::array<std::int32_t, kSlots>& partners_of_i, std::size_t j)
 {
-    const auto jj = std::int32_t(j);
-    if (partners_of_i[0] == jj || partners_of_i[1] == jj || partners_of_i[2] == jj || partners_of_i[3] == jj)
+    const auto ii = std::int32_t(i), jj = std::int32_t(j);
+    if (std::find(partners_of_i.begin(), partners_of_i.end(), jj) != partners_of_i.end())
         return true;
-    const auto ii = std::int32_t(i);
-    for (int a = 0; a < 4; ++a)
-        if (c.neighbour[a][j] == ii && c.stiffness[a][j] > T(0))
+    const auto names = [](const ConstraintArrays<T>& c, std::size_t from, std::int32_t to) {
+        if (!c.covers(from))
+            return false;
+        for (int a = 0; a < kSlots; ++a)
+            if (c.neighbour[a][from - c.first] == to && c.stiffness[a][from - c.first] > T(0))
+                return true;
+        return false;
+    };
+    for (std::size_t k = 1; k < layers.size(); ++k)
+        if (names(layers[k], i, jj))
+            return true;
+    for (const auto& c : layers)
+        if (names(c, j, ii))
             return true;
     return false;
 }
@@ -308,7 +321,7 @@ CellBox cells_around(const DenseGrid<T>& grid, const Vec3<T>& at, T reach)
 /// (see Clearance). Only a particle within the reach of `at` at the build can touch
 /// k now (no_unlisted_contact). Touching is measured as pair_push measures it.
 template <class T>
-bool touches_unlisted(CandidateList<T>& list, const ConstraintArrays<T>& c, const StateArrays<T>& s,
+bool touches_unlisted(CandidateList<T>& list, std::span<const ConstraintArrays<T>> c, const StateArrays<T>& s,
                       const FewSearch<T>& search, T thickness)
 {
     const DenseGrid<T>& grid = list.grid;
@@ -489,7 +502,8 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
         list.searches.push_back({k, at, reach, clear_reach, cells_around(list.grid, at, clear_reach)});
     }
     const std::uint32_t task = list.search_task, searches = std::uint32_t(list.searches.size());
-    const auto c = world.constraints().arrays_view();
+    const auto views = world.constraint_layers().views();
+    const std::span<const ConstraintArrays<T>> c(views);
     std::atomic<bool> touched{false};
     world.run_tasks((searches + task - 1) / task, [&](std::size_t t) {
         for (std::uint32_t f = std::uint32_t(t) * task; f < std::min(searches, std::uint32_t(t + 1) * task); ++f)
@@ -526,7 +540,7 @@ bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateA
                      std::size_t end, T thickness, bool vectorized)
 {
     if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness ||
-        list.constraints_stamp != world.constraints().edit_stamp())
+        list.constraints_stamp != world.constraint_layers().edit_stamp())
         return false;
     const auto n = T(end - begin);
     const auto fits = [&](const kernels::MoveSurvey<T>& survey) {
@@ -581,7 +595,8 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
                       std::size_t end, T thickness, T margin)
 {
     const std::size_t n = end - begin;
-    const auto c = world.constraints().arrays_view();
+    const auto views = world.constraint_layers().views();
+    const std::span<const ConstraintArrays<T>> c(views);
     // Cells at least the reach: everything within reach of a particle lies in its own cell and the
     // 26 around it.
     const T reach = thickness + margin, reach2 = reach * reach;
@@ -735,7 +750,7 @@ void build_candidates(CandidateList<T>& list, const World<T>& world, const State
     list.end = end;
     list.thickness = thickness;
     list.margin = margin;
-    list.constraints_stamp = world.constraints().edit_stamp();
+    list.constraints_stamp = world.constraint_layers().edit_stamp();
     ++list.builds;
 }
 

@@ -1,4 +1,5 @@
-// Simulation<T>: one State3, the one DirectedConstraints4 covering it, and the step pipeline. The
+// Simulation<T>: one State3, the constraint layers over it (ConstraintLayers: layer 0 covers every
+// particle, further layers the ranges that need more slots), and the step pipeline. The
 // world layer (cloth, strands, colliders, tearing, wind) plugs in only through the three stage
 // registries below; the core knows nothing of any of them.
 //
@@ -152,7 +153,9 @@ class World
     using ForceGenerator = std::function<Vec3<T>(const State3<T>&, std::size_t particle, T dt)>;
     /// Bulk forces and position projections see the whole state.
     using StateStage = std::function<void(State3<T>&, T dt)>;
-    using ConstraintEdit = std::function<void(State3<T>&, DirectedConstraints4<T>&, T dt)>;
+    /// A constraint edit sees every layer; one written for a single DirectedConstraints4& still
+    /// registers and is handed layer 0.
+    using ConstraintEdit = std::function<void(State3<T>&, ConstraintLayers<T>&, T dt)>;
 
     explicit World(Masses masses) : m_state(masses) {}
     World(const World&) = delete;
@@ -160,15 +163,22 @@ class World
 
     State3<T>& state() noexcept { return m_state; }
     const State3<T>& state() const noexcept { return m_state; }
-    DirectedConstraints4<T>& constraints() noexcept { return m_constraints; }
-    const DirectedConstraints4<T>& constraints() const noexcept { return m_constraints; }
+    DirectedConstraints4<T>& constraints() noexcept { return m_layers.base(); }
+    const DirectedConstraints4<T>& constraints() const noexcept { return m_layers.base(); }
+    ConstraintLayers<T>& constraint_layers() noexcept { return m_layers; }
+    const ConstraintLayers<T>& constraint_layers() const noexcept { return m_layers; }
     std::size_t size() const noexcept { return m_state.size(); }
 
     std::size_t add_particle(const Vec3<T>& position, T inv_mass)
     {
         const std::size_t i = m_state.add(position, inv_mass);
-        m_constraints.resize(m_state.size());
+        m_layers.resize(m_state.size());
         return i;
+    }
+
+    std::pair<SlotRef, SlotRef> connect(std::size_t i, std::size_t j, T rest, T stiffness)
+    {
+        return m_layers.connect(i, j, rest, stiffness);
     }
 
     // ---- stage registries -------------------------------------------------------------------
@@ -273,7 +283,8 @@ class World
     bool detach_block(std::size_t begin, std::size_t end, std::uint64_t protection)
     {
         for (std::size_t i = begin; i < end && i < m_state.size(); ++i)
-            m_constraints.clear_slots(i);
+            m_layers.clear_slots(i);
+        m_layers.drop_empty_layers();
         return release_range(protection);
     }
 
@@ -334,7 +345,7 @@ class World
         for (std::size_t k = 0; k < order.size(); ++k)
             where[order[k]] = std::int32_t(first + k);
         m_state.permute(first, order);
-        m_constraints.permute(first, order, where);
+        m_layers.permute(first, order, where);
         for (auto& g : m_generators)
             g.particle = std::size_t(where[g.particle]);
     }
@@ -540,7 +551,7 @@ class World
         bool finite = m_fused ? solve_and_integrate(dt, params, stages_write_forces)
                               : (solve_constraints(params.iterations), integrate(dt, params));
         m_projections.run(m_state, dt);
-        m_edits.run(m_state, m_constraints, dt);
+        m_edits.run(m_state, m_layers, dt);
         if (!m_projections.empty() && finite)
             finite = m_vectorized ? kernels::all_finite_vector<xsimd::default_arch>(m_state.arrays_view())
                                   : kernels::all_finite(m_state.arrays_view());
@@ -559,14 +570,17 @@ class World
     bool solve_and_integrate(T dt, const StepParams<T>& params, bool read_accumulators)
     {
         const auto s = m_state.arrays_view();
-        const auto c = m_constraints.arrays_view();
+        const auto c = m_layers.base().arrays_view();
+        const auto extra = m_layers.extra_views();
+        const std::span<const ConstraintArrays<T>> layers(extra);
         const auto p = integrate_params(dt, params);
         std::atomic<bool> finite{true};
         for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
-            const bool ok = m_vectorized
-                                ? kernels::sweep_vector<xsimd::default_arch>(s, c, p, begin, end, params.iterations,
-                                                                             read_accumulators, m_grid_path)
-                                : kernels::sweep_scalar(s, c, p, begin, end, params.iterations, read_accumulators);
+            const bool ok = m_vectorized ? kernels::sweep_vector<xsimd::default_arch>(s, c, layers, p, begin, end,
+                                                                                      params.iterations,
+                                                                                      read_accumulators, m_grid_path)
+                                         : kernels::sweep_scalar(s, c, layers, p, begin, end, params.iterations,
+                                                                 read_accumulators);
             if (!ok)
                 finite.store(false, std::memory_order_relaxed);
         });
@@ -588,7 +602,7 @@ class World
             if (keep[i])
                 remap[i] = next++;
         m_state.compact(keep);
-        m_constraints.compact(remap, std::size_t(next));
+        m_layers.compact(remap, std::size_t(next));
         for (const auto& g : m_generators)
             if (remap[g.particle] < 0)
                 remove_stage_state(controller_state_name(g.id));
@@ -623,12 +637,14 @@ class World
         if (iterations == 0)
             return;
         const auto s = m_state.arrays_view();
-        const auto c = m_constraints.arrays_view();
+        const auto c = m_layers.base().arrays_view();
+        const auto extra = m_layers.extra_views();
+        const std::span<const ConstraintArrays<T>> layers(extra);
         for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
             if (m_vectorized)
-                kernels::accumulate_vector<xsimd::default_arch>(s, c, begin, end, iterations, m_grid_path);
+                kernels::accumulate_vector<xsimd::default_arch>(s, c, layers, begin, end, iterations, m_grid_path);
             else
-                kernels::accumulate_scalar(s, c, begin, end, iterations);
+                kernels::accumulate_scalar(s, c, layers, begin, end, iterations);
         });
     }
 
@@ -658,7 +674,7 @@ class World
     }
 
     State3<T> m_state;
-    DirectedConstraints4<T> m_constraints;
+    ConstraintLayers<T> m_layers;
     StageRegistry<StateStage> m_bulk_forces;
     StageRegistry<StateStage> m_projections;
     StageRegistry<ConstraintEdit> m_edits;
@@ -703,15 +719,28 @@ class Simulation
 
     State3<T>& state() { return world().state(); }
     const State3<T>& state() const { return world().state(); }
+    /// Constraint layer 0, which covers every particle: all a simulation of grids and strands has.
     DirectedConstraints4<T>& constraints() { return world().constraints(); }
     const DirectedConstraints4<T>& constraints() const { return world().constraints(); }
+    /// Every constraint layer, layer 0 first (DESIGN section 2).
+    ConstraintLayers<T>& constraint_layers() { return world().constraint_layers(); }
+    const ConstraintLayers<T>& constraint_layers() const { return world().constraint_layers(); }
     std::size_t size() const { return world().size(); }
 
-    /// Appends a particle at rest with four empty constraint slots and returns its index, the
-    /// one index type every accessor takes. inv_mass 0 pins it. The only way to add a particle.
+    /// Appends a particle at rest with empty constraint slots and returns its index, the one
+    /// index type every accessor takes. inv_mass 0 pins it. The only way to add a particle.
     std::size_t add_particle(const Vec3<T>& position, T inv_mass = T(1))
     {
         return world().add_particle(position, inv_mass);
+    }
+
+    /// A symmetric spring between particles i and j: each side spends a free slot in its lowest
+    /// layer that has one, and a layer is extended or added over a side's padding block where none
+    /// has. Returns where the two halves went. Throws, changing nothing, on an index out of range,
+    /// i == j, or a rest length or stiffness that is negative or not finite.
+    std::pair<SlotRef, SlotRef> connect(std::size_t i, std::size_t j, T rest, T stiffness)
+    {
+        return world().connect(i, j, rest, stiffness);
     }
 
     // ---- stage registries (DESIGN §4): a name registered again replaces that stage in place ----

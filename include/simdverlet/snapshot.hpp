@@ -4,16 +4,19 @@
 // with a checksum. Stages themselves are code, not data: a restored simulation keeps the stages it
 // has, and a snapshot restores only into a simulation with the same stateful stages.
 //
-// Format, version 2, host byte order (a marker refuses a stream from the other order):
+// Format, version 3, host byte order (a marker refuses a stream from the other order):
 //   "SVLT" | u32 version | u32 byte-order marker 0x01020304 | u8 sizeof(T) | u8 has masses |
 //   u64 particles | u64 steps | u8 diverged |
 //   x y z px py pz ax ay az [inv_mass]: T[particles] each |
-//   for slot 0..3: i32 neighbour[particles], T rest[particles], T stiffness[particles] |
+//   layer 0, for each slot: i32 neighbour[particles], T rest[particles], T stiffness[particles] |
+//   u32 further layers | for each: u64 first, u64 rows, then per slot i32 neighbour[rows], T rest[rows],
+//   T stiffness[rows] |
 //   u32 queued removals | u32 particle[removals] |
 //   u32 stages | for each: u32 name length, name, u64 byte count, bytes |
 //   u64 FNV-1a of every byte before it
-// Version 1 is version 2 without the removals and the stage section; it is still read, and then restores only into
-// a simulation with no stateful stage (there is nothing to give them).
+// Version 2 is version 3 without the further layers, and version 1 is version 2 without the removals
+// and the stage section; both are still read (version 1 then restores only into a simulation with
+// no stateful stage: there is nothing to give them).
 #pragma once
 
 #include <algorithm>
@@ -40,7 +43,8 @@ template <class T>
 struct Snapshot
 {
     State3<T> state;
-    DirectedConstraints4<T> constraints;
+    DirectedConstraints4<T> constraints;         ///< layer 0
+    std::vector<DirectedConstraints4<T>> layers; ///< the further constraint layers, in order
     std::uint64_t steps = 0;
     bool diverged = false;
     /// Particles queued with queue_remove, removed at the start of the next step: part of what the
@@ -50,7 +54,7 @@ struct Snapshot
     std::vector<std::pair<std::string, std::string>> stages;
 };
 
-inline constexpr std::uint32_t kSnapshotFormatVersion = 2;
+inline constexpr std::uint32_t kSnapshotFormatVersion = 3;
 
 namespace detail
 {
@@ -97,7 +101,8 @@ struct SnapshotAccess
 
     static Snapshot<T> take(const World<T>& world)
     {
-        Snapshot<T> snap{world.m_state, world.m_constraints, world.m_steps, world.m_diverged, {}, {}};
+        Snapshot<T> snap{world.m_state, world.m_layers.base(), {}, world.m_steps, world.m_diverged, {}, {}};
+        snap.layers.assign(world.m_layers.m_extra.begin(), world.m_layers.m_extra.end());
         for (std::int32_t r : world.m_pending_removals)
             snap.pending_removals.push_back(std::size_t(r));
         for (const auto& [name, state] : world.stage_states())
@@ -109,7 +114,9 @@ struct SnapshotAccess
     static void put(World<T>& world, const Snapshot<T>& snap)
     {
         world.m_state = snap.state;
-        world.m_constraints = snap.constraints;
+        world.m_layers.m_base = snap.constraints;
+        world.m_layers.m_extra.assign(snap.layers.begin(), snap.layers.end());
+        world.m_layers.m_stamp = next_edit_stamp();
         world.m_steps = snap.steps;
         world.m_diverged = snap.diverged;
         world.m_pending_removals.assign(snap.pending_removals.begin(), snap.pending_removals.end());
@@ -165,6 +172,13 @@ void check_restorable(const World<T>& sim, const Snapshot<T>& snap)
         detail::raise<std::invalid_argument>("simdverlet: snapshot constraints cover " +
                                              std::to_string(snap.constraints.size()) + " particles, its state " +
                                              std::to_string(snap.state.size()));
+    for (std::size_t k = 0; k < snap.layers.size(); ++k)
+        if (snap.layers[k].end() > snap.state.size() || snap.layers[k].particles() != snap.state.size())
+            detail::raise<std::invalid_argument>("simdverlet: snapshot constraint layer " + std::to_string(k + 1) +
+                                                 " covers [" + std::to_string(snap.layers[k].first()) + ", " +
+                                                 std::to_string(snap.layers[k].end()) + ") of " +
+                                                 std::to_string(snap.layers[k].particles()) +
+                                                 " particles, its state holds " + std::to_string(snap.state.size()));
     if (snap.state.size() != sim.size() && (sim.has_index_references() || sim.pending_removals() > 0))
         detail::raise<std::logic_error>(
             "simdverlet: cannot restore a snapshot of " + std::to_string(snap.state.size()) +
@@ -282,11 +296,24 @@ void save(const Simulation<T>& sim, std::ostream& out)
     put(&diverged, 1);
     for (auto* array : A::arrays(snap.state))
         put(array->data(), n * sizeof(T));
-    for (int s = 0; s < 4; ++s)
+    const auto put_slots = [&](DirectedConstraints4<T>& layer) {
+        const std::size_t rows = layer.size();
+        for (int s = 0; s < kSlots; ++s)
+        {
+            put(A::neighbours(layer, s).data(), rows * sizeof(std::int32_t));
+            put(A::rests(layer, s).data(), rows * sizeof(T));
+            put(A::stiffnesses(layer, s).data(), rows * sizeof(T));
+        }
+    };
+    put_slots(snap.constraints);
+    const auto layers = std::uint32_t(snap.layers.size());
+    put(&layers, 4);
+    for (auto& layer : snap.layers)
     {
-        put(A::neighbours(snap.constraints, s).data(), n * sizeof(std::int32_t));
-        put(A::rests(snap.constraints, s).data(), n * sizeof(T));
-        put(A::stiffnesses(snap.constraints, s).data(), n * sizeof(T));
+        const std::uint64_t first = layer.first(), rows = layer.size();
+        put(&first, 8);
+        put(&rows, 8);
+        put_slots(layer);
     }
     const auto removals = std::uint32_t(snap.pending_removals.size());
     put(&removals, 4);
@@ -326,7 +353,7 @@ void load(Simulation<T>& sim, std::istream& in)
     if (std::memcmp(magic, detail::kSnapshotMagic, 4) != 0)
         detail::fail_load("not a simdverlet snapshot (bad magic number)");
     const auto version = r.read<std::uint32_t>("the format version");
-    if (version != 1 && version != kSnapshotFormatVersion)
+    if (version < 1 || version > kSnapshotFormatVersion)
         detail::fail_load("format version " + std::to_string(version) + ", this build reads versions 1 to " +
                           std::to_string(kSnapshotFormatVersion));
     if (r.read<std::uint32_t>("the byte-order marker") != detail::kByteOrderMarker)
@@ -353,33 +380,57 @@ void load(Simulation<T>& sim, std::istream& in)
     const std::uint64_t arrays = masses ? 10 : 9;
     if (n > std::uint64_t(INT32_MAX))
         detail::fail_load("its particle count " + std::to_string(n) + " is more than a simulation holds");
-    const std::uint64_t end_of_arrays = r.at + n * (arrays * sizeof(T) + 4 * (4 + 2 * sizeof(T)));
-    // Version 1 ends with the arrays; version 2 has at least a removal and a stage count after them.
-    const std::uint64_t minimum = end_of_arrays + (version == 1 ? 0 : 8) + 8;
+    const std::uint64_t end_of_arrays = r.at + n * (arrays * sizeof(T) + kSlots * (4 + 2 * sizeof(T)));
+    // Version 1 ends with the arrays; version 2 has at least a removal and a stage count after them,
+    // version 3 a layer count before those.
+    const std::uint64_t minimum = end_of_arrays + (version == 1 ? 0 : version == 2 ? 8 : 12) + 8;
     if (version == 1 ? minimum != r.bytes.size() : minimum > r.bytes.size())
         detail::fail_load("its particle count " + std::to_string(n) + " does not match its length");
 
     using A = detail::SnapshotAccess<T>;
     Snapshot<T> snap{
-        A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), steps, diverged, {}, {}};
+        A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), {}, steps, diverged, {}, {}};
     for (auto* array : A::arrays(snap.state))
         r.take(array->data(), std::size_t(n) * sizeof(T), "the particle arrays");
-    for (int s = 0; s < 4; ++s)
-    {
-        r.take(A::neighbours(snap.constraints, s).data(), std::size_t(n) * 4, "the neighbours");
-        r.take(A::rests(snap.constraints, s).data(), std::size_t(n) * sizeof(T), "the rest lengths");
-        r.take(A::stiffnesses(snap.constraints, s).data(), std::size_t(n) * sizeof(T), "the stiffnesses");
-        for (std::size_t i = 0; i < n; ++i)
+    const auto take_slots = [&](DirectedConstraints4<T>& layer, const std::string& where) {
+        const std::size_t rows = layer.size();
+        for (int s = 0; s < kSlots; ++s)
         {
-            const std::int32_t j = A::neighbours(snap.constraints, s)[i];
-            const T rest = A::rests(snap.constraints, s)[i], k = A::stiffnesses(snap.constraints, s)[i];
-            const bool sane = j >= -1 && j < std::int32_t(n) && j != std::int32_t(i) && std::isfinite(rest) &&
-                              rest >= T(0) && std::isfinite(k) && k >= T(0) && (j >= 0 || k == T(0));
-            if (!sane)
-                detail::fail_load("slot " + std::to_string(s) + " of particle " + std::to_string(i) + " is invalid");
+            r.take(A::neighbours(layer, s).data(), rows * 4, "the neighbours");
+            r.take(A::rests(layer, s).data(), rows * sizeof(T), "the rest lengths");
+            r.take(A::stiffnesses(layer, s).data(), rows * sizeof(T), "the stiffnesses");
+            for (std::size_t row = 0; row < rows; ++row)
+            {
+                const std::size_t i = layer.first() + row;
+                const std::int32_t j = A::neighbours(layer, s)[row];
+                const T rest = A::rests(layer, s)[row], k = A::stiffnesses(layer, s)[row];
+                const bool sane = j >= -1 && j < std::int32_t(n) && j != std::int32_t(i) && std::isfinite(rest) &&
+                                  rest >= T(0) && std::isfinite(k) && k >= T(0) && (j >= 0 || k == T(0));
+                if (!sane)
+                    detail::fail_load("slot " + std::to_string(s) + " of particle " + std::to_string(i) + where +
+                                      " is invalid");
+            }
+        }
+        A::restamp(layer);
+    };
+    take_slots(snap.constraints, "");
+    if (version >= 3)
+    {
+        const auto layers = r.read<std::uint32_t>("the layer count");
+        for (std::uint32_t k = 0; k < layers; ++k)
+        {
+            const auto first = r.read<std::uint64_t>("a layer's first particle");
+            const auto rows = r.read<std::uint64_t>("a layer's row count");
+            const std::string where = " in constraint layer " + std::to_string(k + 1);
+            if (first % simd::kPadLanes<T> != 0 || first > n || rows > n - first)
+                detail::fail_load("constraint layer " + std::to_string(k + 1) + " over [" + std::to_string(first) +
+                                  ", +" + std::to_string(rows) + ") does not fit its " + std::to_string(n) +
+                                  " particles");
+            if (r.bytes.size() - r.at < rows * kSlots * (4 + 2 * sizeof(T)) + 8)
+                detail::fail_load("the stream ends inside constraint layer " + std::to_string(k + 1) + " (truncated?)");
+            take_slots(snap.layers.emplace_back(std::size_t(first), std::size_t(first + rows), std::size_t(n)), where);
         }
     }
-    A::restamp(snap.constraints);
     if (version >= 2)
     {
         const auto removals = r.read<std::uint32_t>("the removal count");

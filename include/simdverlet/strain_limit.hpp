@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,7 +90,7 @@ struct StrainLimitData
 template <class T>
 void colour_particles(StrainLimitData<T>& d, const World<T>& world, std::size_t begin, std::size_t end)
 {
-    const auto c = world.constraints().arrays_view();
+    const auto layers = world.constraint_layers().views();
     d.colour_first = begin / simd::kPadLanes<T> * simd::kPadLanes<T>;
     d.colour.assign(simd::padded_count<T>(end - d.colour_first), T(-1));
     T* const colour = d.colour.data();
@@ -103,31 +104,33 @@ void colour_particles(StrainLimitData<T>& d, const World<T>& world, std::size_t 
         for (std::size_t at = 0; at < queue.size(); ++at)
         {
             const std::size_t i = queue[at];
-            for (int a = 0; a < 4; ++a)
-            {
-                const std::int32_t j = c.neighbour[a][i];
-                if (!(c.stiffness[a][i] > T(0)) || j < std::int32_t(begin) || std::size_t(j) >= end)
-                    continue;
-                T& cj = colour[std::size_t(j) - d.colour_first];
-                if (cj < T(0))
+            for (const auto& c : layers)
+                for (int a = 0; a < kSlots && c.covers(i); ++a)
                 {
-                    cj = T(1) - colour[i - d.colour_first];
-                    queue.push_back(std::size_t(j));
+                    const std::int32_t j = c.neighbour[a][i - c.first];
+                    if (!(c.stiffness[a][i - c.first] > T(0)) || j < std::int32_t(begin) || std::size_t(j) >= end)
+                        continue;
+                    T& cj = colour[std::size_t(j) - d.colour_first];
+                    if (cj < T(0))
+                    {
+                        cj = T(1) - colour[i - d.colour_first];
+                        queue.push_back(std::size_t(j));
+                    }
                 }
-            }
         }
     }
     d.colours_proper = true;
     for (std::size_t i = begin; i < end && d.colours_proper; ++i)
-        for (int a = 0; a < 4; ++a)
-        {
-            const std::int32_t j = c.neighbour[a][i];
-            if (c.stiffness[a][i] > T(0) && j >= std::int32_t(begin) && std::size_t(j) < end &&
-                colour[std::size_t(j) - d.colour_first] == colour[i - d.colour_first])
-                d.colours_proper = false;
-        }
+        for (const auto& c : layers)
+            for (int a = 0; a < kSlots && c.covers(i); ++a)
+            {
+                const std::int32_t j = c.neighbour[a][i - c.first];
+                if (c.stiffness[a][i - c.first] > T(0) && j >= std::int32_t(begin) && std::size_t(j) < end &&
+                    colour[std::size_t(j) - d.colour_first] == colour[i - d.colour_first])
+                    d.colours_proper = false;
+            }
     d.colours_valid = true;
-    d.colour_stamp = world.constraints().edit_stamp();
+    d.colour_stamp = world.constraint_layers().edit_stamp();
     d.colour_begin = begin;
     d.colour_end = end;
 }
@@ -156,44 +159,48 @@ void check_strain_limit(T max_stretch, T max_compression, int passes)
     check_strain_bounds("strain limit", max_stretch, max_compression, "passes", passes);
 }
 
-/// Particle i's new position from its four slots, written once for a scalar (V = T, M = bool) and
-/// a batch of lanes. Each live slot whose spring lies outside [rest (1 - compression), rest (1 +
-/// stretch)] moves i along the spring by its inverse-mass share of the excess; the corrections of
-/// the slots are summed, as the solve sums their forces.
+/// Particle i's new position from its slots in every layer (layer order, then slot order), written
+/// once for a scalar (V = T, M = bool) and a batch of lanes. Each live slot whose spring lies
+/// outside [rest (1 - compression), rest (1 + stretch)] moves i along the spring by its
+/// inverse-mass share of the excess; the corrections of the slots are summed, as the solve sums
+/// their forces.
 template <class T, class V, class M>
-M limit_slots(kernels::ParticleLanes<V>& p, const M& movable, const StateArrays<T>& s, const ConstraintArrays<T>& c,
-              std::size_t i, T stretch, T compression, const LimitScheme<T>& scheme, bool runs)
+M limit_slots(kernels::ParticleLanes<V>& p, const M& movable, const StateArrays<T>& s,
+              std::span<const ConstraintArrays<T>> layers, std::size_t i, T stretch, T compression,
+              const LimitScheme<T>& scheme, bool runs)
 {
     const V zero(T(0)), one(T(1));
     const V w = s.inv_mass ? simd::load_lanes<V>(s.inv_mass + i) : one;
     V cx = zero, cy = zero, cz = zero, count = zero;
     M moved(false);
-    for (int a = 0; a < 4; ++a)
-    {
-        const M live = simd::load_lanes<V>(c.stiffness[a] + i) > zero;
-        if (!simd::any(live && movable))
-            continue;
-        // A grid's neighbours in one slot sit at one offset: contiguous loads, no gather.
-        const auto j = simd::lane_index<V>(c.neighbour[a] + i, s.padded, runs);
-        const V rest = simd::load_lanes<V>(c.rest[a] + i);
-        const V dx = simd::read_lanes<V>(s.x, j) - p.x, dy = simd::read_lanes<V>(s.y, j) - p.y,
-                dz = simd::read_lanes<V>(s.z, j) - p.z;
-        const V wj = s.inv_mass ? simd::read_lanes<V>(s.inv_mass, j) : one;
-        const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
-        const V longest = rest * V(T(1) + stretch), shortest = rest * V(T(1) - compression);
-        const V excess = simd::select(length > longest, length - longest,
-                                      simd::select(length < shortest, length - shortest, zero));
-        // !(==), not !=: xsimd 8's AVX and AVX-512 != is false for NaN, where C++'s is true.
-        const M act = movable && live && !(excess == zero) && (length > zero) && (w + wj > zero);
-        if (!simd::any(act))
-            continue;
-        const V scale = simd::select(act, w / (w + wj) * excess / length, zero);
-        cx = cx + scale * dx;
-        cy = cy + scale * dy;
-        cz = cz + scale * dz;
-        count = count + simd::select(act, one, zero);
-        moved = moved || act;
-    }
+    for (const auto& c : layers)
+        for (int a = 0; a < kSlots && c.covers(i); ++a)
+        {
+            const std::size_t row = i - c.first;
+            const M live = simd::load_lanes<V>(c.stiffness[a] + row) > zero;
+            if (!simd::any(live && movable))
+                continue;
+            // A grid's neighbours in one slot sit at one offset: contiguous loads, no gather.
+            const auto j = simd::lane_index<V>(c.neighbour[a] + row, s.padded, runs);
+            const V rest = simd::load_lanes<V>(c.rest[a] + row);
+            const V dx = simd::read_lanes<V>(s.x, j) - p.x, dy = simd::read_lanes<V>(s.y, j) - p.y,
+                    dz = simd::read_lanes<V>(s.z, j) - p.z;
+            const V wj = s.inv_mass ? simd::read_lanes<V>(s.inv_mass, j) : one;
+            const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
+            const V longest = rest * V(T(1) + stretch), shortest = rest * V(T(1) - compression);
+            const V excess = simd::select(length > longest, length - longest,
+                                          simd::select(length < shortest, length - shortest, zero));
+            // !(==), not !=: xsimd 8's AVX and AVX-512 != is false for NaN, where C++'s is true.
+            const M act = movable && live && !(excess == zero) && (length > zero) && (w + wj > zero);
+            if (!simd::any(act))
+                continue;
+            const V scale = simd::select(act, w / (w + wj) * excess / length, zero);
+            cx = cx + scale * dx;
+            cy = cy + scale * dy;
+            cz = cz + scale * dz;
+            count = count + simd::select(act, one, zero);
+            moved = moved || act;
+        }
     const V f = scheme.averaged ? V(scheme.relaxation) / simd::max(count, one) : V(scheme.relaxation);
     p.x = p.x + f * cx;
     p.y = p.y + f * cy;
@@ -207,7 +214,8 @@ template <class T>
 int limit_pass(StrainLimitData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
                std::size_t end, T only_colour)
 {
-    const auto c = world.constraints().arrays_view();
+    const auto views = world.constraint_layers().views();
+    const std::span<const ConstraintArrays<T>> c(views);
     const std::size_t first = begin / simd::kPadLanes<T> * simd::kPadLanes<T>;
     for (auto* scratch : {&d.next_x, &d.next_y, &d.next_z})
         scratch->resize(simd::padded_count<T>(end - first));
@@ -276,7 +284,7 @@ void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state
     const auto s = state.arrays_view();
     const bool coloured = d.scheme.coloured;
     if (coloured && (!d.colours_valid || d.colour_begin != bounds.first || d.colour_end != bounds.second ||
-                     d.colour_stamp != world.constraints().edit_stamp()))
+                     d.colour_stamp != world.constraint_layers().edit_stamp()))
         colour_particles(d, world, bounds.first, bounds.second);
     for (int pass = 0; pass < d.passes; ++pass)
         if (coloured)

@@ -24,7 +24,8 @@
 namespace simdverlet
 {
 
-/// Called once per tear: the owner particle, its slot, and the neighbour it pointed at.
+/// Called once per tear: the owner particle, its slot counted across layers (layer x kSlots + slot,
+/// so layer 0's slots are 0..kSlots-1), and the neighbour it pointed at.
 using TearCallback = std::function<void(std::size_t particle, int slot, std::size_t neighbour)>;
 
 /// What add_tearing registers.
@@ -48,7 +49,7 @@ struct TearCandidate
 {
     T strain;
     std::size_t i;
-    int s;
+    SlotRef at;
 };
 
 template <class T>
@@ -75,23 +76,8 @@ void check_max_strain(T max_strain)
                                              number(max_strain));
 }
 
-/// Clears slot s of i and every other slot joining i and j, either way: the twin of a symmetric
-/// pair, and any duplicate or switched-off slot with it, so no half of the spring survives.
 template <class T>
-void clear_pair(DirectedConstraints4<T>& k, std::size_t i, int s)
-{
-    const auto j = std::size_t(k.neighbour(i, s));
-    for (int slot = 0; slot < 4; ++slot)
-    {
-        if (k.neighbour(i, slot) == std::int32_t(j))
-            k.clear_slot(i, slot);
-        if (k.neighbour(j, slot) == std::int32_t(i))
-            k.clear_slot(j, slot);
-    }
-}
-
-template <class T>
-void tear(TearingData<T>& t, const State3<T>& state, DirectedConstraints4<T>& k)
+void tear(TearingData<T>& t, const State3<T>& state, ConstraintLayers<T>& k)
 {
     using Candidate = TearCandidate<T>;
     // The scan splits over the executor, each chunk into its own list; the order below is total, so
@@ -100,18 +86,24 @@ void tear(TearingData<T>& t, const State3<T>& state, DirectedConstraints4<T>& k)
     const std::size_t begin = bounds.first, end = bounds.second; // named, not bound: lambdas capture them
     const auto world = t.world.lock();
     const auto a = const_cast<State3<T>&>(state).arrays_view();
-    const auto c = k.arrays_view();
     const bool vectorized = world->vectorized();
     t.found.resize(std::max(t.found.size(), world->chunk_count(end)));
     for (auto& list : t.found)
         list.clear();
-    world->for_each_indexed_chunk(begin, end, [&](std::size_t chunk, std::size_t b, std::size_t e) {
-        auto& list = t.found[chunk];
-        kernels::find_strained<xsimd::default_arch>(a, c, b, e, t.max_strain, vectorized,
-                                                    [&](T strain, std::size_t i, int s) {
-                                                        list.push_back({strain, i, s});
-                                                    });
-    });
+    for (std::size_t layer = 0; layer < k.count(); ++layer)
+    {
+        const auto c = k[layer].arrays_view();
+        const std::size_t lo = std::max(begin, c.first), hi = std::min(end, c.end);
+        if (lo >= hi)
+            continue;
+        world->for_each_indexed_chunk(lo, hi, [&](std::size_t chunk, std::size_t b, std::size_t e) {
+            auto& list = t.found[chunk];
+            kernels::find_strained<xsimd::default_arch>(a, c, b, e, t.max_strain, vectorized,
+                                                        [&](T strain, std::size_t i, int s) {
+                                                            list.push_back({strain, i, SlotRef{layer, s}});
+                                                        });
+        });
+    }
     auto& over = t.over;
     over.clear();
     for (const auto& list : t.found)
@@ -125,20 +117,22 @@ void tear(TearingData<T>& t, const State3<T>& state, DirectedConstraints4<T>& k)
             return p_nan;
         if (!p_nan && p.strain != q.strain)
             return p.strain > q.strain;
-        return p.i != q.i ? p.i < q.i : p.s < q.s;
+        if (p.i != q.i)
+            return p.i < q.i;
+        return p.at.layer != q.at.layer ? p.at.layer < q.at.layer : p.at.slot < q.at.slot;
     });
     t.last_frame = 0;
     for (const Candidate& c : over)
     {
         if (t.last_frame >= t.max_per_frame)
             break;
-        if (!k.live(c.i, c.s)) // its twin tore earlier in this edit
+        if (!k.live(c.i, c.at)) // its twin tore earlier in this edit
             continue;
-        const auto j = std::size_t(k.neighbour(c.i, c.s));
-        clear_pair(k, c.i, c.s);
+        const auto j = std::size_t(k[c.at.layer].neighbour(c.i, c.at.slot));
+        k.clear_spring(c.i, j);
         ++t.last_frame;
         if (t.on_tear)
-            t.on_tear(c.i, c.s, j);
+            t.on_tear(c.i, int(c.at.layer) * kSlots + c.at.slot, j);
     }
     t.total += t.last_frame;
 }
@@ -190,7 +184,7 @@ Tearing<T> add_tearing(Simulation<T>& sim, TearingOptions<T> options)
                                .name = options.name,
                                .world = detail::world_of(sim)});
     sim.add_constraint_edit(options.name,
-                            [data](State3<T>& state, DirectedConstraints4<T>& k, T) { detail::tear(*data, state, k); });
+                            [data](State3<T>& state, ConstraintLayers<T>& k, T) { detail::tear(*data, state, k); });
     // Its counters are state: a restored run reports the tears of the run it copies.
     sim.add_stage_state(options.name, detail::field_state(data, [](detail::TearingData<T>& t) {
                             return std::tie(t.total, t.last_frame);
@@ -251,17 +245,21 @@ bool crosses(const Point2<T>& p, const Point2<T>& q, const Point2<T>& a, const P
 template <class T, class Crossed>
 std::size_t cut_where(Simulation<T>& sim, Crossed&& crossed)
 {
-    auto& k = sim.constraints();
+    auto& k = sim.constraint_layers();
     const auto& s = sim.state();
     std::size_t cuts = 0;
-    for (std::size_t i = 0; i < sim.size(); ++i)
-        for (int slot = 0; slot < 4; ++slot)
-        {
-            if (!k.live(i, slot) || !crossed(s.position(i), s.position(std::size_t(k.neighbour(i, slot)))))
-                continue;
-            clear_pair(k, i, slot);
-            ++cuts;
-        }
+    for (std::size_t layer = 0; layer < k.count(); ++layer)
+        for (std::size_t i = k[layer].first(); i < k[layer].end(); ++i)
+            for (int slot = 0; slot < kSlots; ++slot)
+            {
+                if (!k[layer].live(i, slot))
+                    continue;
+                const auto j = std::size_t(k[layer].neighbour(i, slot));
+                if (!crossed(s.position(i), s.position(j)))
+                    continue;
+                k.clear_spring(i, j);
+                ++cuts;
+            }
     return cuts;
 }
 } // namespace detail

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,13 +103,18 @@ void check_slack(T slack)
         detail::raise<std::invalid_argument>("simdverlet: tether slack must be finite and >= 1, got " + number(slack));
 }
 
-/// The rest length of a live spring from particle i to j, if i has one.
+/// The constraint layers as the tether search reads them: layer 0 first.
 template <class T>
-std::optional<T> live_spring(const ConstraintArrays<T>& c, std::size_t i, std::size_t j)
+using Layers = std::span<const ConstraintArrays<T>>;
+
+/// The rest length of a live spring from particle i to j in any layer, if i has one.
+template <class T>
+std::optional<T> live_spring(Layers<T> layers, std::size_t i, std::size_t j)
 {
-    for (int a = 0; a < 4; ++a)
-        if (c.neighbour[a][i] == std::int32_t(j) && c.stiffness[a][i] > T(0))
-            return c.rest[a][i];
+    for (const auto& c : layers)
+        for (int a = 0; a < kSlots && c.covers(i); ++a)
+            if (c.neighbour[a][i - c.first] == std::int32_t(j) && c.stiffness[a][i - c.first] > T(0))
+                return c.rest[a][i - c.first];
     return std::nullopt;
 }
 
@@ -117,15 +123,17 @@ std::optional<T> live_spring(const ConstraintArrays<T>& c, std::size_t i, std::s
 /// each cell diagonal whose two sides around one of its corners are live springs (length the
 /// hypotenuse of those two).
 template <class T, class Visit>
-void cloth_steps(const ConstraintArrays<T>& c, std::size_t base, int width, int height, std::size_t k, Visit&& visit)
+void cloth_steps(Layers<T> layers, std::size_t base, int width, int height, std::size_t k, Visit&& visit)
 {
     const std::size_t i = base + k;
-    for (int a = 0; a < 4; ++a)
-    {
-        const std::int32_t j = c.neighbour[a][i];
-        if (c.stiffness[a][i] > T(0) && j >= std::int32_t(base) && std::size_t(j) < base + std::size_t(width * height))
-            visit(std::size_t(j) - base, c.rest[a][i]);
-    }
+    for (const auto& c : layers)
+        for (int a = 0; a < kSlots && c.covers(i); ++a)
+        {
+            const std::int32_t j = c.neighbour[a][i - c.first];
+            if (c.stiffness[a][i - c.first] > T(0) && j >= std::int32_t(base) &&
+                std::size_t(j) < base + std::size_t(width * height))
+                visit(std::size_t(j) - base, c.rest[a][i - c.first]);
+        }
     const int col = int(k % std::size_t(width)), row = int(k / std::size_t(width));
     const auto node = [&](int cc, int rr) { return base + std::size_t(rr) * std::size_t(width) + std::size_t(cc); };
     for (const int dc : {-1, 1})
@@ -138,8 +146,8 @@ void cloth_steps(const ConstraintArrays<T>& c, std::size_t base, int width, int 
             T best = std::numeric_limits<T>::infinity();
             for (const auto& corner : {node(cc, row), node(col, rr)})
             {
-                const auto first = live_spring(c, i, corner);
-                const auto second = live_spring(c, corner, node(cc, rr));
+                const auto first = live_spring(layers, i, corner);
+                const auto second = live_spring(layers, corner, node(cc, rr));
                 if (first && second)
                     best = std::min(best, std::sqrt(*first * *first + *second * *second));
             }
@@ -151,8 +159,7 @@ void cloth_steps(const ConstraintArrays<T>& c, std::size_t base, int width, int 
 /// Geodesic: Dijkstra from every anchor at once over cloth_steps; each node takes the anchor whose
 /// wave reaches it first (ties to the lower node index, so the result is deterministic).
 template <class T>
-void nearest_along_cloth(TetherData<T>& d, const ConstraintArrays<T>& c, std::vector<std::int32_t>& anchor,
-                         std::vector<T>& dist)
+void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t>& anchor, std::vector<T>& dist)
 {
     const std::size_t base = d.cloth.base();
     using Entry = std::pair<T, std::size_t>; // (distance, node)
@@ -185,8 +192,7 @@ void nearest_along_cloth(TetherData<T>& d, const ConstraintArrays<T>& c, std::ve
 
 /// Euclidean: the nearest anchor in the pose at creation among those connected to the particle.
 template <class T>
-void nearest_in_pose(TetherData<T>& d, const ConstraintArrays<T>& c, std::vector<std::int32_t>& anchor,
-                     std::vector<T>& dist)
+void nearest_in_pose(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t>& anchor, std::vector<T>& dist)
 {
     const std::size_t base = d.cloth.base(), n = d.cloth.count();
     // Connected components over the same steps the geodesic search takes.
@@ -231,7 +237,8 @@ void nearest_in_pose(TetherData<T>& d, const ConstraintArrays<T>& c, std::vector
 template <class T>
 void compute_tethers(TetherData<T>& d, const World<T>& world)
 {
-    const auto c = world.constraints().arrays_view();
+    const auto views = world.constraint_layers().views();
+    const Layers<T> c(views);
     const std::size_t n = d.cloth.count();
     std::vector<std::int32_t> anchor(n, -1);
     std::vector<T> dist(n, std::numeric_limits<T>::infinity());
@@ -252,14 +259,14 @@ void compute_tethers(TetherData<T>& d, const World<T>& world)
             d.rest[base + k - d.first] = dist[k];
             ++d.tethered;
         }
-    d.stamp = world.constraints().edit_stamp();
+    d.stamp = world.constraint_layers().edit_stamp();
     d.computed = true;
 }
 
 template <class T>
 void refresh_tethers(TetherData<T>& d, const World<T>& world)
 {
-    if (!d.computed || d.stamp != world.constraints().edit_stamp())
+    if (!d.computed || d.stamp != world.constraint_layers().edit_stamp())
         compute_tethers(d, world);
 }
 
