@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <simdverlet/simdverlet.hpp>
@@ -210,6 +211,23 @@ Simulation<T> shuffled(const Simulation<T>& source, unsigned seed)
                                            c.rest_length(order[k], s), c.stiffness(order[k], s));
     return sim;
 }
+
+/// Captures the library's warnings for the lifetime of the object, then puts the previous hook back.
+struct LogCapture
+{
+    std::vector<std::string> warnings;
+    LogHook previous;
+    LogCapture()
+    {
+        previous = set_log_hook([this](LogLevel level, std::string_view m) {
+            if (level == LogLevel::warning)
+                warnings.emplace_back(m);
+        });
+    }
+    ~LogCapture() { set_log_hook(previous); }
+    LogCapture(const LogCapture&) = delete;
+    LogCapture& operator=(const LogCapture&) = delete;
+};
 
 /// What `fn` throws as an E, or "no exception" when it returns: for checking that an error names
 /// the bad value.
