@@ -14,21 +14,6 @@ using namespace simdverlet::testing;
 
 namespace
 {
-/// Captures the library's log for the lifetime of the object.
-struct LogCapture
-{
-    std::vector<std::string> warnings;
-    LogHook previous;
-    LogCapture()
-    {
-        previous = set_log_hook([this](LogLevel level, std::string_view m) {
-            if (level == LogLevel::warning)
-                warnings.emplace_back(m);
-        });
-    }
-    ~LogCapture() { set_log_hook(previous); }
-};
-
 /// Splits of stiffness x iterations = 960 (the guide's four, and 320 x 3), stepped 200 frames;
 /// returns the furthest particle of each but the last from the 960 x 1 sheet.
 template <class T>

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <simdverlet/simdverlet.hpp>
@@ -250,6 +251,23 @@ std::size_t add_net(Simulation<T>& sim, std::size_t count, std::size_t nearest, 
     }
     return springs;
 }
+
+/// Captures the library's warnings for the lifetime of the object, then puts the previous hook back.
+struct LogCapture
+{
+    std::vector<std::string> warnings;
+    LogHook previous;
+    LogCapture()
+    {
+        previous = set_log_hook([this](LogLevel level, std::string_view m) {
+            if (level == LogLevel::warning)
+                warnings.emplace_back(m);
+        });
+    }
+    ~LogCapture() { set_log_hook(previous); }
+    LogCapture(const LogCapture&) = delete;
+    LogCapture& operator=(const LogCapture&) = delete;
+};
 
 /// What `fn` throws as an E, or "no exception" when it returns: for checking that an error names
 /// the bad value.

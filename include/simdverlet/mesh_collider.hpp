@@ -40,58 +40,13 @@
 #include "kernels.hpp"
 #include "simd.hpp"
 #include "state.hpp"
+#include "triangle_mesh.hpp"
 
 namespace simdverlet
 {
 
-/// Vertices and triangles, as a loader returns them and a TriangleMeshCollider takes them.
-template <class T>
-struct TriangleMesh
-{
-    std::vector<Vec3<T>> vertices;
-    std::vector<std::array<std::int32_t, 3>> triangles; ///< vertex indices, counter-clockwise seen from outside
-};
-
 namespace detail
 {
-/// Throws naming the first non-finite vertex, out-of-range index or degenerate triangle.
-/// `what` names the mesh in the message ("mesh collider", or a file's path).
-template <class T>
-void check_mesh(const std::vector<Vec3<T>>& vertices, const std::vector<std::array<std::int32_t, 3>>& triangles,
-                const std::string& what)
-{
-    if (triangles.empty())
-        raise<std::invalid_argument>("simdverlet: " + what + " has no triangles");
-    for (std::size_t i = 0; i < vertices.size(); ++i)
-        if (!vertices[i].allFinite())
-            raise<std::invalid_argument>("simdverlet: " + what + " vertex " + std::to_string(i) + " (" +
-                                         number(vertices[i].x()) + ", " + number(vertices[i].y()) + ", " +
-                                         number(vertices[i].z()) + ") is not finite");
-    const auto count = std::int64_t(vertices.size());
-    for (std::size_t t = 0; t < triangles.size(); ++t)
-    {
-        const auto& tri = triangles[t];
-        for (const std::int32_t v : tri)
-            if (v < 0 || v >= count)
-                raise<std::invalid_argument>("simdverlet: " + what + " triangle " + std::to_string(t) +
-                                             " refers to vertex " + std::to_string(v) + ", but there are " +
-                                             std::to_string(count) + " vertices");
-        const Vec3<T>& a = vertices[std::size_t(tri[0])];
-        const Vec3<T> ab = vertices[std::size_t(tri[1])] - a;
-        const Vec3<T> ac = vertices[std::size_t(tri[2])] - a;
-        const Vec3<T> bc = ac - ab;
-        const T longest2 = std::max({ab.squaredNorm(), ac.squaredNorm(), bc.squaredNorm()});
-        // Twice the area against the longest edge squared: below 1e-6 the triangle is a sliver
-        // or a point, and its normal is rounding noise.
-        const T twice_area = ab.cross(ac).norm();
-        if (!(twice_area > T(1e-6) * longest2))
-            raise<std::invalid_argument>("simdverlet: " + what + " triangle " + std::to_string(t) + " (vertices " +
-                                         std::to_string(tri[0]) + ", " + std::to_string(tri[1]) + ", " +
-                                         std::to_string(tri[2]) + ") is degenerate: its area is " +
-                                         number(twice_area / T(2)));
-    }
-}
-
 /// An axis-aligned box.
 template <class T>
 struct Bounds
@@ -340,20 +295,26 @@ class TriangleMeshCollider : public Collider<T>
     struct Shape
     {
         std::vector<Vec3<T>> vertices;                      ///< world positions, all finite
-        std::vector<std::array<std::int32_t, 3>> triangles; ///< indices into vertices; none degenerate
+        std::vector<std::array<std::int32_t, 3>> triangles; ///< indices into vertices
         T thickness = T(0.01); ///< finite and > 0, world units: how close a particle may come to a triangle
                                ///< (on both sides when two_sided), before the material's margin
         bool two_sided = true; ///< false: a closed body, outside = the side counter-clockwise winding faces
+        MeshRepair repair = MeshRepair::drop; ///< zero-area and repeated triangles: dropped, reported by repairs()
+                                              ///< and logged (assets carry a few), or refused
     };
 
+    /// Sanitizes the mesh as sanitize_mesh does, except that every vertex is kept, numbered as
+    /// given, so that set_vertices takes the same vertex buffer: triangles() are the ones kept.
     explicit TriangleMeshCollider(Shape shape, const ContactMaterial<T>& material = {}) : Collider<T>(material)
     {
-        detail::check_mesh(shape.vertices, shape.triangles, "mesh collider");
         check_thickness(shape.thickness);
+        TriangleMesh<T> mesh{.vertices = std::move(shape.vertices), .triangles = std::move(shape.triangles)};
+        m_repairs = detail::repair_mesh(mesh, shape.repair, "mesh collider", detail::UnusedVertices::keep);
+        detail::log_repairs(m_repairs, "mesh collider");
         m_thickness = shape.thickness;
         m_two_sided = shape.two_sided;
-        m_vertices = std::move(shape.vertices);
-        m_triangles = std::move(shape.triangles);
+        m_vertices = std::move(mesh.vertices);
+        m_triangles = std::move(mesh.triangles);
         build();
     }
 
@@ -361,8 +322,8 @@ class TriangleMeshCollider : public Collider<T>
     /// animation). The tree is refitted, not rebuilt. The next pass sweeps every particle against
     /// the mesh's motion since the pass before (from where each triangle was to where it is), so
     /// a mesh moving faster than a thickness a frame still cannot pass through a particle. Throws
-    /// naming the vertex or the triangle that a bad position would break, and then keeps the
-    /// mesh as it was.
+    /// naming the vertex or the triangle that a bad position would break (a triangle collapsing
+    /// to zero area included: the triangles cannot change now), and then keeps the mesh as it was.
     void set_vertices(std::vector<Vec3<T>> vertices)
     {
         if (vertices.size() != m_vertices.size())
@@ -392,6 +353,8 @@ class TriangleMeshCollider : public Collider<T>
     const std::vector<std::array<std::int32_t, 3>>& triangles() const noexcept { return m_triangles; }
     T thickness() const noexcept { return m_thickness; }
     bool two_sided() const noexcept { return m_two_sided; }
+    /// The triangles the constructor dropped (unused_vertices is 0: every vertex is kept).
+    const MeshRepairs& repairs() const noexcept { return m_repairs; }
     /// Whether the last set_vertices has not been swept yet (the next pass sweeps it).
     bool moving() const noexcept { return m_moving; }
 
@@ -777,6 +740,7 @@ class TriangleMeshCollider : public Collider<T>
     std::vector<std::array<std::int32_t, 3>> m_triangles;
     T m_thickness = T(0.01);
     bool m_two_sided = true;
+    MeshRepairs m_repairs;
 
     std::vector<std::uint32_t> m_order;            // tree order -> the caller's triangle index
     std::vector<detail::Face<T>> m_faces;          // tree order

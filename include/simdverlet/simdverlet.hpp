@@ -26,4 +26,5 @@
 #include "svg.hpp"
 #include "tearing.hpp"
 #include "tethers.hpp"
+#include "triangle_mesh.hpp"
 #include "wind.hpp"

@@ -27,6 +27,9 @@ namespace simdverlet
 
 template <class T>
 using Vec3 = Eigen::Matrix<T, 3, 1>;
+/// A texture coordinate (u, v), as a mesh's uvs hold them.
+template <class T>
+using Vec2 = Eigen::Matrix<T, 2, 1>;
 
 /// Whether a state stores a per-particle inverse mass. Without it every particle has unit mass
 /// and nothing can be pinned: pinning *is* an inverse mass of zero, there is no pinned flag.

@@ -118,8 +118,9 @@ void add_collider(World& w, FuzzedDataProvider& in)
         break;
     case 4:
     {
-        // A few triangles over a few points, indices possibly out of range, possibly degenerate;
-        // then perhaps a move, so the next pass sweeps the mesh's motion.
+        // A few triangles over a few points, indices possibly out of range, possibly degenerate
+        // or repeated (dropped, or refused); then perhaps a move, so the next pass sweeps the
+        // mesh's motion.
         TriangleMeshCollider<float>::Shape shape{.thickness = any_float(in, -0.1f, 0.5f),
                                                  .two_sided = in.ConsumeBool()};
         const int points = in.ConsumeIntegralInRange<int>(3, 6);
@@ -129,7 +130,14 @@ void add_collider(World& w, FuzzedDataProvider& in)
             shape.triangles.push_back({in.ConsumeIntegralInRange<std::int32_t>(-1, points),
                                        in.ConsumeIntegralInRange<std::int32_t>(-1, points),
                                        in.ConsumeIntegralInRange<std::int32_t>(-1, points)});
+        shape.repair = in.ConsumeBool() ? MeshRepair::drop : MeshRepair::refuse;
         auto& mesh = set.add(TriangleMeshCollider<float>(shape, m));
+        const MeshRepairs& dropped = mesh.repairs();
+        require(mesh.vertices().size() == shape.vertices.size() &&
+                    mesh.triangles().size() + dropped.degenerate_triangles + dropped.repeated_triangles ==
+                        shape.triangles.size() &&
+                    (shape.repair == MeshRepair::drop || !dropped.any()),
+                "a mesh collider keeps its vertices and drops only what its report counts");
         if (in.ConsumeBool())
         {
             auto moved = shape.vertices;
