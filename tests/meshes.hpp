@@ -2,11 +2,13 @@
 // seen from outside.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <numbers>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -147,6 +149,93 @@ TriangleMesh<T> square_wall(T half)
     TriangleMesh<T> mesh;
     mesh.vertices = {{0, -half, -half}, {0, half, -half}, {0, half, half}, {0, -half, half}};
     mesh.triangles = {{0, 1, 2}, {0, 2, 3}};
+    return mesh;
+}
+
+/// A side x side square in the x-y plane (x right, y down, as a grid cloth hangs), `cells` squares a
+/// side, each split into two triangles, with uvs (x, y) / side. Regular: every square split along
+/// the same diagonal. Irregular: each square's diagonal flipped at random and every interior vertex
+/// moved by up to `jitter` x the spacing in x and y, so valences run from 4 to 8 and no two
+/// triangles are alike. Vertex 0 is the top-left corner; vertices (cells + 1) at a time are rows.
+template <class T>
+TriangleMesh<T> sheet_mesh(int cells, T side, bool irregular, unsigned seed = 3, T jitter = T(0.3))
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const T h = side / T(cells);
+    TriangleMesh<T> mesh;
+    for (int r = 0; r <= cells; ++r)
+        for (int c = 0; c <= cells; ++c)
+        {
+            const bool inside = r > 0 && r < cells && c > 0 && c < cells;
+            const T dx = irregular && inside ? T(u(rng)) * jitter * h : T(0);
+            const T dy = irregular && inside ? T(u(rng)) * jitter * h : T(0);
+            mesh.vertices.emplace_back(T(c) * h + dx, T(r) * h + dy, T(0));
+            mesh.uvs.emplace_back(mesh.vertices.back().x() / side, mesh.vertices.back().y() / side);
+        }
+    std::bernoulli_distribution flip(0.5);
+    for (int r = 0; r < cells; ++r)
+        for (int c = 0; c < cells; ++c)
+        {
+            const std::int32_t a = r * (cells + 1) + c, b = a + 1, d = a + cells + 1, e = d + 1;
+            // Counter-clockwise seen from -z, the side a hanging sheet's normal faces.
+            if (irregular && flip(rng))
+            {
+                mesh.triangles.push_back({a, b, d});
+                mesh.triangles.push_back({b, e, d});
+            }
+            else
+            {
+                mesh.triangles.push_back({a, b, e});
+                mesh.triangles.push_back({a, e, d});
+            }
+        }
+    mesh.uv_triangles = mesh.triangles;
+    return mesh;
+}
+
+/// A skirt: a cone from a waist of radius `top` at y = 0 down to a hem of radius `bottom` at
+/// y = length (+y down), in `rings` rings whose vertex counts follow their circumference, so the
+/// rows of triangles between two rings zip together irregularly (valences 5 to 7) rather than
+/// as a grid. Every ring starts at angle 0; vertex 0 is on the waist.
+template <class T>
+TriangleMesh<T> skirt_mesh(T top, T bottom, T length, int rings, int waist_vertices)
+{
+    TriangleMesh<T> mesh;
+    std::vector<std::pair<std::int32_t, int>> ring; // first vertex, count
+    for (int k = 0; k <= rings; ++k)
+    {
+        const T t = T(k) / T(rings), radius = top + (bottom - top) * t;
+        const int count = std::max(3, int(std::lround(double(waist_vertices) * double(radius / top))));
+        ring.emplace_back(std::int32_t(mesh.vertices.size()), count);
+        for (int v = 0; v < count; ++v)
+        {
+            const double angle = 2 * std::numbers::pi * double(v) / double(count);
+            mesh.vertices.emplace_back(radius * T(std::cos(angle)), length * t, radius * T(std::sin(angle)));
+        }
+    }
+    for (int k = 0; k < rings; ++k)
+    {
+        // Walk both rings at once, always advancing the one whose next vertex is at the smaller angle.
+        const auto [a0, na] = ring[std::size_t(k)];
+        const auto [b0, nb] = ring[std::size_t(k + 1)];
+        int i = 0, j = 0;
+        while (i < na || j < nb)
+        {
+            const std::int32_t a = a0 + i % na, b = b0 + j % nb;
+            const bool advance_a = j >= nb || (i < na && double(i + 1) / na < double(j + 1) / nb);
+            if (advance_a)
+            {
+                mesh.triangles.push_back({a, b, a0 + (i + 1) % na});
+                ++i;
+            }
+            else
+            {
+                mesh.triangles.push_back({a, b, b0 + (j + 1) % nb});
+                ++j;
+            }
+        }
+    }
     return mesh;
 }
 

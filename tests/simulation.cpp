@@ -515,6 +515,15 @@ TEST_CASE("divergence: 100 x 16 stays finite for 400 frames, 150 x 16 does not, 
     REQUIRE(log.warnings.size() == 1);   // once, not every frame after
     CHECK(log.warnings[0].find("dt = 0.0166666") != std::string::npos);
     CHECK(log.warnings[0].find("iterations = 16") != std::string::npos);
+    // stability_ratio tells the two apart before a single step: 0.94 and 1.15.
+    const double stable = stability_ratio(guide_sheet<float>(100.0f), guide_step<float>(16));
+    const double unstable = stability_ratio(guide_sheet<float>(150.0f), guide_step<float>(16));
+    std::printf("stability ratio at 100 x 16: %.3f, at 150 x 16: %.3f\n", stable, unstable);
+    CHECK(stable < 1.0);
+    CHECK(unstable > 1.0);
+    auto split = guide_step<float>(16);
+    split.substeps = 2;
+    CHECK(stability_ratio(guide_sheet<float>(150.0f), split) == Approx(unstable / 2).epsilon(1e-12));
 }
 
 TEST_CASE("a full world moved through a growing vector of simulations steps bit-identically to one that never moved",

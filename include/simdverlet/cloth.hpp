@@ -1,13 +1,16 @@
-// Cloth: a rectangular grid of particles appended to a simulation, wired through the simulation's
-// one constraint set, with a curvature bulk force and a handle that speaks grid coordinates.
+// Cloth: a sheet of particles appended to a simulation as one contiguous, protected index block
+// (removing a particle inside or below it is refused), and the handle that speaks of it. Every
+// cloth knows its triangles, which the stages that take a cloth read (wind, the render mesh,
+// tethers); a cloth made by add_cloth is also a grid, and one made from a triangle mesh
+// (mesh_cloth.hpp) is not.
 //
-// A cloth is a contiguous index block [base, base + width * height), row by row, and everything
-// here is written in those terms; the block is protected, so removing a particle inside or below
-// it is refused. Each particle's slots have fixed roles with a constant index offset per slot
-// (down +width, up -width, right +1, left -1), which is what lets the solver load a cloth's
-// neighbours contiguously instead of gathering them.
+// A grid cloth is the block [base, base + width * height), row by row, wired in layer 0 with fixed
+// slot roles at a constant index offset per slot (down +width, up -width, right +1, left -1),
+// which is what lets the solver load its neighbours contiguously instead of gathering them; its
+// triangles are two per cell, and a curvature bulk force smooths it.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +27,7 @@
 #include "kernels.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
+#include "triangle_mesh.hpp"
 
 namespace simdverlet
 {
@@ -65,6 +69,9 @@ struct ClothOptions
     std::string name = {}; ///< prefix of the stages it registers; default "cloth@<base>"
 };
 
+template <class T>
+class Cloth;
+
 namespace detail
 {
 template <class T>
@@ -72,25 +79,48 @@ struct ClothData
 {
     std::weak_ptr<World<T>> world;
     std::size_t base = 0;
-    int width = 0;
-    int height = 0;
-    T mass = T(1);
+    std::size_t count = 0;
+    int width = 0;           ///< a grid's particles per row; 0 for a cloth made from a mesh
+    int height = 0;          ///< a grid's rows; 0 for a cloth made from a mesh
+    std::vector<T> inv_mass; ///< each particle's inverse mass when free (what pin(..., false) restores)
+    std::vector<std::array<std::int32_t, 3>> triangles; ///< vertex indices; a grid's two per cell
+    std::vector<Vec2<T>> uvs;                           ///< texture coordinates of a mesh cloth, if its mesh had them
+    std::vector<std::array<std::int32_t, 3>> uv_triangles; ///< per triangle its corners' uv indices, or empty
+    std::vector<std::uint32_t> particle_of;                ///< vertex -> offset from base; empty: the identity (a grid)
+    std::vector<std::uint32_t> vertex_of;                  ///< offset from base -> vertex; empty: the identity
+    MeshRepairs repairs;                                   ///< what add_mesh_cloth's sanitize dropped from the mesh
+    std::size_t non_manifold_edges = 0;                    ///< edges of three or more triangles: no bend spring
     T curvature = T(0);
     PidGains<T> grab_gains;
     std::string name;
     std::uint64_t protection = 0;
     std::optional<PidController<T>> grab;
     bool removed = false;
+
+    bool grid() const noexcept { return width > 0; }
+    std::size_t particle(std::size_t vertex) const noexcept
+    {
+        return base + (particle_of.empty() ? vertex : std::size_t(particle_of[vertex]));
+    }
 };
 
 /// The library's own way into a cloth's world (render_mesh reads its state and constraints),
 /// without widening the handle's public surface.
 struct ClothAccess;
+
+/// The handle of a cloth whose data is filled (add_cloth, add_mesh_cloth).
+template <class T>
+Cloth<T> make_cloth(std::shared_ptr<ClothData<T>> data);
 } // namespace detail
 
-/// Live handle of a cloth. Copies address the same cloth. It refers to its simulation's world,
-/// not to the Simulation object, so the simulation may be moved freely; once the simulation is
-/// destroyed, calls that need it report a logic_error naming the cloth.
+/// Live handle of a cloth, a grid (add_cloth) or one made from a triangle mesh (add_mesh_cloth).
+/// Copies address the same cloth. It refers to its simulation's world, not to the Simulation
+/// object, so the simulation may be moved freely; once the simulation is destroyed, calls that
+/// need it report a logic_error naming the cloth.
+///
+/// Every cloth speaks of vertices: a mesh cloth's are its mesh's (welded by position index), a
+/// grid's are its cells in row order (col + row x width). Grid coordinates (col, row) are only for a
+/// grid: on a mesh cloth they are a std::logic_error.
 template <class T>
 class Cloth
 {
@@ -98,6 +128,7 @@ class Cloth
     /// Particle index of grid cell (col, row).
     std::size_t index(int col, int row) const
     {
+        require_grid("cell (" + std::to_string(col) + ", " + std::to_string(row) + ")");
         if (col < 0 || col >= d().width || row < 0 || row >= d().height)
             detail::raise<std::out_of_range>("simdverlet: cell (" + std::to_string(col) + ", " + std::to_string(row) +
                                              ") is outside the " + std::to_string(d().width) + " x " +
@@ -105,31 +136,91 @@ class Cloth
         return d().base + std::size_t(row) * std::size_t(d().width) + std::size_t(col);
     }
 
+    /// Particle index of a vertex: of the mesh a mesh cloth was made from, or a grid's cell
+    /// col + row x width.
+    std::size_t index(std::size_t vertex) const
+    {
+        if (vertex >= d().count)
+            detail::raise<std::out_of_range>("simdverlet: vertex " + std::to_string(vertex) + " is outside cloth '" +
+                                             d().name + "', which has " + std::to_string(d().count));
+        return d().particle(vertex);
+    }
+
+    /// The vertex a particle of the cloth stands for (index's inverse).
+    std::size_t vertex(std::size_t particle) const
+    {
+        if (!contains(particle))
+            detail::raise<std::out_of_range>("simdverlet: particle " + std::to_string(particle) + " is not in cloth '" +
+                                             d().name + "' [" + std::to_string(base()) + ", " + std::to_string(end()) +
+                                             ")");
+        const std::size_t offset = particle - base();
+        return d().vertex_of.empty() ? offset : std::size_t(d().vertex_of[offset]);
+    }
+
     std::size_t base() const noexcept { return d().base; }
     std::size_t end() const noexcept { return d().base + count(); }
-    std::size_t count() const noexcept { return std::size_t(d().width) * std::size_t(d().height); }
-    int width() const noexcept { return d().width; }
-    int height() const noexcept { return d().height; }
+    std::size_t count() const noexcept { return d().count; }
+    /// Whether the cloth is a grid (add_cloth), with grid coordinates.
+    bool is_grid() const noexcept { return d().grid(); }
+    /// A grid's particles per row; a logic_error on a mesh cloth.
+    int width() const
+    {
+        require_grid("width()");
+        return d().width;
+    }
+    /// A grid's rows; a logic_error on a mesh cloth.
+    int height() const
+    {
+        require_grid("height()");
+        return d().height;
+    }
     const std::string& name() const noexcept { return d().name; }
     ParticleRange range() const noexcept { return {base(), end()}; }
-    /// The cloth's layout, for stages that batch a grid's neighbours (TriangleMeshCollider).
-    ParticleGrid grid() const noexcept { return {base(), std::size_t(width()), std::size_t(height())}; }
+    /// The grid's layout, for stages that batch a grid's neighbours (TriangleMeshCollider); a
+    /// logic_error on a mesh cloth.
+    ParticleGrid grid() const
+    {
+        require_grid("grid()");
+        return {base(), std::size_t(d().width), std::size_t(d().height)};
+    }
     bool contains(std::size_t particle) const noexcept { return particle >= base() && particle < end(); }
 
-    Vec3<T> position(int col, int row) const { return state().position(index(col, row)); }
+    /// The cloth's triangles as vertex indices (index() gives their particles), counter-clockwise
+    /// as built: a mesh cloth's mesh's after its repairs, a grid's two per cell.
+    const std::vector<std::array<std::int32_t, 3>>& triangles() const noexcept { return d().triangles; }
+    /// A mesh cloth's texture coordinates and, per triangle, its corners' indices into them; empty
+    /// for a grid and for a mesh without uvs.
+    const std::vector<Vec2<T>>& uvs() const noexcept { return d().uvs; }
+    const std::vector<std::array<std::int32_t, 3>>& uv_triangles() const noexcept { return d().uv_triangles; }
+    /// What add_mesh_cloth dropped from its mesh (zero-area and repeated triangles, unused
+    /// vertices); nothing for a grid.
+    const MeshRepairs& repairs() const noexcept { return d().repairs; }
+    /// A mesh cloth's edges shared by three or more triangles, which got a stretch spring and no
+    /// bend spring; 0 for a grid.
+    std::size_t non_manifold_edges() const noexcept { return d().non_manifold_edges; }
 
-    /// Pins (inverse mass 0) or releases (inverse mass 1 / mass) one cell.
-    void pin(int col, int row, bool pinned = true)
-    {
-        state().set_inverse_mass(index(col, row), pinned ? T(0) : T(1) / d().mass);
-    }
+    Vec3<T> position(int col, int row) const { return state().position(index(col, row)); }
+    Vec3<T> position(std::size_t vertex) const { return state().position(index(vertex)); }
+
+    /// Pins (inverse mass 0) or releases (its inverse mass as built) one cell.
+    void pin(int col, int row, bool pinned = true) { pin_particle(index(col, row), pinned); }
+    /// Pins or releases one vertex.
+    void pin(std::size_t vertex, bool pinned = true) { pin_particle(index(vertex), pinned); }
+    /// pin(vertex, pinned) for an int vertex, which would otherwise match pin(col, row) as well.
+    void pin(int vertex, bool pinned) { pin(std::size_t(vertex), pinned); }
     bool is_pinned(int col, int row) const { return state().is_pinned(index(col, row)); }
+    bool is_pinned(std::size_t vertex) const { return state().is_pinned(index(vertex)); }
 
     /// Moves one cell. By default it arrives at rest; keep_velocity carries its per-frame
     /// displacement along, so it keeps moving as it was.
     void teleport(int col, int row, const Vec3<T>& to, bool keep_velocity = false)
     {
         state().set_position(index(col, row), to, keep_velocity);
+    }
+    /// Moves one vertex, as teleport(col, row, ...) moves a cell.
+    void teleport(std::size_t vertex, const Vec3<T>& to, bool keep_velocity = false)
+    {
+        state().set_position(index(vertex), to, keep_velocity);
     }
 
     /// Grabs the particle nearest to p with a PID position controller targeting p, and returns its
@@ -152,7 +243,7 @@ class Cloth
                 nearest = i;
             }
         }
-        data().grab = world.add_pid_position_controller(nearest, p, d().grab_gains, d().world,
+        data().grab = world.add_pid_position_controller(nearest, p, grab_gains_for(nearest), d().world,
                                                         "cloth '" + d().name + "''s grab");
         return nearest;
     }
@@ -184,18 +275,23 @@ class Cloth
         return d().grab->particle();
     }
 
+    /// A grid's curvature; 0 for a mesh cloth, which bends through its bend springs.
     T curvature_strength() const noexcept { return d().curvature; }
-    /// Live; 0 switches curvature off without unregistering anything.
+    /// Live; 0 switches curvature off without unregistering anything. A logic_error on a mesh
+    /// cloth, which has no curvature stage (its bend springs are set with add_mesh_cloth).
     void set_curvature_strength(T strength)
     {
+        require_grid("set_curvature_strength");
         check_curvature(strength);
         data().curvature = strength;
     }
 
     /// The grid as drawn from the indices: each row and each column as a polyline. It shows the
     /// grid the cloth was built as, whatever the constraint set now holds; debug_lines shows that.
+    /// A logic_error on a mesh cloth (debug_lines draws its springs).
     std::vector<std::vector<Vec3<T>>> lines() const
     {
+        require_grid("lines()");
         std::vector<std::vector<Vec3<T>>> out;
         for (int r = 0; r < height(); ++r)
         {
@@ -219,15 +315,16 @@ class Cloth
         world().step(params, accumulate_forces);
     }
 
-    /// Detaches the cloth: clears its particles' slots, unregisters its curvature, lets go of a
-    /// grab and lifts the removal protection. The particles stay where they are. Anything tied to
-    /// the cloth keeps its own half of the tie.
+    /// Detaches the cloth: clears its particles' slots in every layer, unregisters its curvature,
+    /// lets go of a grab and lifts the removal protection. The particles stay where they are.
+    /// Anything tied to the cloth keeps its own half of the tie.
     void remove()
     {
         if (d().removed)
             return;
         release();
-        world().remove_bulk_force(curvature_stage());
+        if (is_grid())
+            world().remove_bulk_force(curvature_stage());
         world().detach_block(base(), end(), d().protection);
         data().removed = true;
     }
@@ -239,6 +336,8 @@ class Cloth
   private:
     template <class U>
     friend Cloth<U> add_cloth(Simulation<U>& sim, ClothOptions<U> options);
+    template <class U>
+    friend Cloth<U> detail::make_cloth(std::shared_ptr<detail::ClothData<U>> data);
     friend struct detail::ClothAccess;
 
     explicit Cloth(std::shared_ptr<detail::ClothData<T>> data) : m_data(std::move(data)) {}
@@ -248,6 +347,29 @@ class Cloth
     detail::World<T>& world() const { return *detail::lock_world(d().world, "cloth '" + d().name + "'"); }
     State3<T>& state() const { return world().state(); }
     std::string curvature_stage() const { return d().name + ".curvature"; }
+
+    void require_grid(const std::string& what) const
+    {
+        if (!is_grid())
+            detail::raise<std::logic_error>("simdverlet: " + what + " is a grid's, and cloth '" + d().name +
+                                            "' was made from a triangle mesh: speak of its vertices instead");
+    }
+
+    /// A grid's gains as given; a mesh cloth's are per unit of mass, times the grabbed particle's
+    /// (its vertices' masses follow the areas around them, so one set of gains fits them all).
+    PidGains<T> grab_gains_for(std::size_t particle) const
+    {
+        PidGains<T> g = d().grab_gains;
+        if (is_grid())
+            return g;
+        const T mass = T(1) / d().inv_mass[particle - base()];
+        return {.kp = g.kp * mass, .ki = g.ki * mass, .kd = g.kd * mass};
+    }
+
+    void pin_particle(std::size_t particle, bool pinned)
+    {
+        state().set_inverse_mass(particle, pinned ? T(0) : d().inv_mass[particle - base()]);
+    }
 
     static void check_curvature(T strength)
     {
@@ -278,6 +400,43 @@ struct ClothAccess
 };
 
 template <class T>
+Cloth<T> make_cloth(std::shared_ptr<ClothData<T>> data)
+{
+    return Cloth<T>(std::move(data));
+}
+
+/// Which of a cloth's triangles still hold: a triangle with a torn or cut edge (no live spring
+/// between two of its corners, in any layer) feels no wind and is not rendered. Kept per stage and
+/// recomputed only when the constraints' edit stamp moves, so a frame without tears reads flags.
+struct IntactTriangles
+{
+    std::vector<std::uint8_t> intact; ///< per triangle of the cloth, 1 when its three edges are live
+    std::uint64_t stamp = 0;          ///< the layers' edit stamp the flags were computed for
+    std::size_t broken = 0;           ///< triangles with a torn edge
+    const void* cloth = nullptr;      ///< the cloth (ClothAccess::key) they were computed for
+
+    template <class T>
+    const std::vector<std::uint8_t>& refresh(const ConstraintLayers<T>& layers, const Cloth<T>& of);
+};
+
+/// A width x height grid's triangles as vertex indices (col + row x width): each cell (p00 its
+/// top-left corner) split along p00-p11 into (p00, p10, p11) and (p00, p11, p01), the split the
+/// render mesh and the wind use.
+inline std::vector<std::array<std::int32_t, 3>> grid_triangles(int width, int height)
+{
+    std::vector<std::array<std::int32_t, 3>> out;
+    out.reserve(2 * std::size_t(width - 1) * std::size_t(height - 1));
+    for (int r = 0; r + 1 < height; ++r)
+        for (int c = 0; c + 1 < width; ++c)
+        {
+            const std::int32_t p00 = r * width + c, p10 = p00 + 1, p01 = p00 + width, p11 = p01 + 1;
+            out.push_back({p00, p10, p11});
+            out.push_back({p00, p11, p01});
+        }
+    return out;
+}
+
+template <class T>
 void check_cloth_options(const Simulation<T>& sim, const ClothOptions<T>& o)
 {
     if (o.width < 2 || o.height < 2)
@@ -299,6 +458,27 @@ void check_cloth_options(const Simulation<T>& sim, const ClothOptions<T>& o)
     if (!std::isfinite(curvature) || curvature < T(0))
         detail::raise<std::invalid_argument>("simdverlet: curvature strength must be finite and >= 0, got " +
                                              number(curvature));
+}
+template <class T>
+const std::vector<std::uint8_t>& IntactTriangles::refresh(const ConstraintLayers<T>& layers, const Cloth<T>& of)
+{
+    const void* key = ClothAccess::key(of);
+    if (cloth == key && stamp == layers.edit_stamp() && intact.size() == of.triangles().size())
+        return intact;
+    const auto& triangles = of.triangles();
+    intact.resize(triangles.size());
+    broken = 0;
+    for (std::size_t t = 0; t < triangles.size(); ++t)
+    {
+        const auto& tri = triangles[t];
+        const std::size_t a = of.index(std::size_t(tri[0])), b = of.index(std::size_t(tri[1])),
+                          c = of.index(std::size_t(tri[2]));
+        intact[t] = layers.joined(a, b) && layers.joined(b, c) && layers.joined(c, a) ? 1 : 0;
+        broken += intact[t] ? 0 : 1;
+    }
+    cloth = key;
+    stamp = layers.edit_stamp();
+    return intact;
 }
 } // namespace detail
 
@@ -369,9 +549,11 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
     auto data = std::make_shared<detail::ClothData<T>>();
     data->world = detail::world_of(sim);
     data->base = base;
+    data->count = layout.size();
     data->width = w;
     data->height = h;
-    data->mass = options.mass;
+    data->inv_mass.assign(layout.size(), inv_mass);
+    data->triangles = detail::grid_triangles(w, h);
     data->curvature = options.curvature_strength.value_or(options.stiffness / T(3));
     data->grab_gains = options.grab_gains;
     data->name = options.name.empty() ? "cloth@" + std::to_string(base) : options.name;
@@ -399,7 +581,7 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
                 kernels::pull_to_neighbour_mean_scalar(a, c, cloth->base, width, height, cloth->curvature, first, last);
         });
     });
-    return Cloth<T>(std::move(data));
+    return detail::make_cloth(std::move(data));
 }
 
 } // namespace simdverlet

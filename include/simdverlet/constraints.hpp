@@ -610,6 +610,24 @@ class ConstraintLayers
 
     bool live(std::size_t i, SlotRef at) const { return (*this)[at.layer].live(i, at.slot); }
 
+    /// Whether a live slot joins i and j, either way, in any layer: the spring between them holds.
+    bool joined(std::size_t i, std::size_t j) const
+    {
+        const auto names = [&](std::size_t from, std::size_t to) {
+            for (std::size_t k = 0; k < count(); ++k)
+            {
+                const Layer& layer = (*this)[k];
+                if (!layer.covers(from))
+                    continue;
+                for (int s = 0; s < kSlots; ++s)
+                    if (layer.neighbour(from, s) == std::int32_t(to) && layer.stiffness(from, s) != T(0))
+                        return true;
+            }
+            return false;
+        };
+        return names(i, j) || names(j, i);
+    }
+
     /// Clears the spring between i and j: every slot of i naming j and of j naming i, in every layer
     /// (the two halves of a symmetric pair, and any duplicate or switched-off slot with them, so no
     /// half survives), and then, the same way, every spring linked to it (link). What tearing and

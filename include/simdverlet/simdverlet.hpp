@@ -12,6 +12,7 @@
 #include "kernels.hpp"
 #include "log.hpp"
 #include "measure.hpp"
+#include "mesh_cloth.hpp"
 #include "mesh_collider.hpp"
 #include "motion.hpp"
 #include "render_mesh.hpp"

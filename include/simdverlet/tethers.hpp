@@ -39,9 +39,9 @@ namespace simdverlet
 /// How a tether's rest distance is measured.
 enum class TetherKind
 {
-    /// Along the cloth: the shortest path through live springs and intact grid cells (a cell's
-    /// diagonal crosses it when two of its sides around that corner are live), with the springs'
-    /// rest lengths. A sheet hanging over a bar keeps the length that runs over the bar, and a
+    /// Along the cloth: the shortest path through live springs (a mesh cloth's edges and bend
+    /// springs) and, on a grid, intact cells (a cell's diagonal crosses it when two of its sides
+    /// around that corner are live), with the springs' rest lengths. A sheet hanging over a bar keeps the length that runs over the bar, and a
     /// cut that a path must go around lengthens it. Diagonal steps make the path at most 8.3 %
     /// longer than the straight line across a flat, uncut sheet (exact along rows, columns and
     /// diagonals).
@@ -118,22 +118,24 @@ std::optional<T> live_spring(Layers<T> layers, std::size_t i, std::size_t j)
     return std::nullopt;
 }
 
-/// A cloth's grid as a graph for the tether search: node k is the cloth's particle base + k.
-/// Calls visit(neighbour node, length) for every step from node k: the live springs out of it, and
-/// each cell diagonal whose two sides around one of its corners are live springs (length the
-/// hypotenuse of those two).
+/// A cloth as a graph for the tether search: node k is the cloth's particle base + k. Calls
+/// visit(neighbour node, length) for every step from node k: the live springs out of it (every
+/// layer: a mesh cloth's edges and bend springs), and on a grid (width > 0) each cell diagonal whose
+/// two sides around one of its corners are live springs (length the hypotenuse of those two).
 template <class T, class Visit>
-void cloth_steps(Layers<T> layers, std::size_t base, int width, int height, std::size_t k, Visit&& visit)
+void cloth_steps(Layers<T> layers, std::size_t base, std::size_t count, int width, int height, std::size_t k,
+                 Visit&& visit)
 {
     const std::size_t i = base + k;
     for (const auto& c : layers)
         for (int a = 0; a < kSlots && c.covers(i); ++a)
         {
             const std::int32_t j = c.neighbour[a][i - c.first];
-            if (c.stiffness[a][i - c.first] > T(0) && j >= std::int32_t(base) &&
-                std::size_t(j) < base + std::size_t(width * height))
+            if (c.stiffness[a][i - c.first] > T(0) && j >= std::int32_t(base) && std::size_t(j) < base + count)
                 visit(std::size_t(j) - base, c.rest[a][i - c.first]);
         }
+    if (width == 0)
+        return;
     const int col = int(k % std::size_t(width)), row = int(k / std::size_t(width));
     const auto node = [&](int cc, int rr) { return base + std::size_t(rr) * std::size_t(width) + std::size_t(cc); };
     for (const int dc : {-1, 1})
@@ -154,6 +156,18 @@ void cloth_steps(Layers<T> layers, std::size_t base, int width, int height, std:
             if (best < std::numeric_limits<T>::infinity())
                 visit(node(cc, rr) - base, best);
         }
+}
+
+/// A grid cloth's width and height for cloth_steps' diagonals; 0 for a mesh cloth, which has none.
+template <class T>
+int grid_width(const Cloth<T>& cloth)
+{
+    return cloth.is_grid() ? cloth.width() : 0;
+}
+template <class T>
+int grid_height(const Cloth<T>& cloth)
+{
+    return cloth.is_grid() ? cloth.height() : 0;
 }
 
 /// Geodesic: Dijkstra from every anchor at once over cloth_steps; each node takes the anchor whose
@@ -178,15 +192,16 @@ void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t
         frontier.pop();
         if (at > dist[k])
             continue;
-        cloth_steps(c, base, d.cloth.width(), d.cloth.height(), k, [&](std::size_t next, T length) {
-            const T through = at + length;
-            if (through < dist[next])
-            {
-                dist[next] = through;
-                anchor[next] = anchor[k];
-                frontier.push({through, next});
-            }
-        });
+        cloth_steps(c, base, d.cloth.count(), grid_width(d.cloth), grid_height(d.cloth), k,
+                    [&](std::size_t next, T length) {
+                        const T through = at + length;
+                        if (through < dist[next])
+                        {
+                            dist[next] = through;
+                            anchor[next] = anchor[k];
+                            frontier.push({through, next});
+                        }
+                    });
     }
 }
 
@@ -209,13 +224,14 @@ void nearest_in_pose(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t>& a
         {
             const std::size_t k = stack.back();
             stack.pop_back();
-            cloth_steps(c, base, d.cloth.width(), d.cloth.height(), k, [&](std::size_t next, T) {
-                if (component[next] < 0)
-                {
-                    component[next] = components;
-                    stack.push_back(next);
-                }
-            });
+            cloth_steps(c, base, d.cloth.count(), grid_width(d.cloth), grid_height(d.cloth), k,
+                        [&](std::size_t next, T) {
+                            if (component[next] < 0)
+                            {
+                                component[next] = components;
+                                stack.push_back(next);
+                            }
+                        });
         }
         ++components;
     }

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Tables the rounds bench/compare_commits.sh ran: per benchmark, the median real time of the base
+and of this tree over the rounds, their ratio, and the same for every rate counter (/s)."""
+import json
+import statistics
+import sys
+
+work, rounds = sys.argv[1], int(sys.argv[2])
+
+
+def load(side):
+    runs = {}
+    for r in range(1, rounds + 1):
+        for b in json.load(open(f"{work}/{side}_{r}.json"))["benchmarks"]:
+            if b.get("run_type", "iteration") == "iteration":
+                runs.setdefault(b["name"], []).append(b)
+    return runs
+
+
+base, this = load("base"), load("this")
+print("| benchmark | base time | this time | base / this | counter | base | this | this / base |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+for name, runs in this.items():
+    if name not in base:
+        print(f"| {name} | (new) | {statistics.median(r['real_time'] for r in runs):.4g} {runs[0]['time_unit']} | | | | | |")
+        continue
+    bt = statistics.median(r["real_time"] for r in base[name])
+    tt = statistics.median(r["real_time"] for r in runs)
+    rates = [k for k, v in runs[0].items() if k.endswith("/s") and isinstance(v, (int, float))]
+    first = "slot-forces/s" if "slot-forces/s" in rates else (rates[0] if rates else "")
+    bc = statistics.median(r[first] for r in base[name]) if first else 0
+    tc = statistics.median(r[first] for r in runs) if first else 0
+    counter = f"{first} | {bc:.4g} | {tc:.4g} | {tc / bc:.3f}" if first else " | | | "
+    print(f"| {name} | {bt:.4g} {runs[0]['time_unit']} | {tt:.4g} {runs[0]['time_unit']} | {bt / tt:.3f} | {counter} |")
