@@ -4,7 +4,10 @@
 // springs, 1-9 scenes, Esc quit. The panel edits stiffness, iterations, substeps, wind, friction,
 // self-collision and threads while it runs.
 //
-//   viewer [--scene NAME] [--frames N --screenshot FILE.png [--drive]] [--size WIDTHxHEIGHT]
+//   viewer [--scene NAME] [--obj FILE] [--frames N --screenshot FILE.png [--drive]] [--size WIDTHxHEIGHT]
+//
+// --obj FILE dresses the garment scene's walking body in a garment of your own (an OBJ file,
+// held at its top-most vertices) instead of the scene's skirt.
 //
 // With --frames and --screenshot it runs N frames without input, writes what the window shows as
 // a PNG and exits 0: how CI checks it under Xvfb. --drive adds a scripted hand: a third of the way
@@ -50,7 +53,8 @@ struct Options
 
 void usage(std::FILE* to)
 {
-    std::fprintf(to, "usage: viewer [--scene NAME] [--frames N --screenshot FILE.png [--drive]] [--size WIDTHxHEIGHT]\n"
+    std::fprintf(to, "usage: viewer [--scene NAME] [--obj FILE] [--frames N --screenshot FILE.png [--drive]] "
+                     "[--size WIDTHxHEIGHT]\n"
                      "scenes:");
     for (const auto& name : scene_names())
         std::fprintf(to, " %s", name.c_str());
@@ -91,6 +95,11 @@ Options parse(int argc, char** argv)
             o.screenshot = value(i);
         else if (arg == "--drive")
             o.drive = true;
+        else if (arg == "--obj")
+        {
+            set_garment_file(value(i));
+            o.scene = "garment";
+        }
         else if (arg == "--size")
         {
             const std::string size = value(i);

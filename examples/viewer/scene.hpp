@@ -67,6 +67,10 @@ class Scene
 /// The scenes, in the order keys 1-9 pick them.
 const std::vector<std::string>& scene_names();
 
+/// The OBJ file the garment scene dresses its body in instead of its own skirt (viewer --obj);
+/// empty for the skirt.
+void set_garment_file(std::string path);
+
 /// Builds a scene by name; throws std::invalid_argument naming it and listing the known ones.
 std::unique_ptr<Scene> make_scene(const std::string& name);
 

@@ -40,6 +40,6 @@ if ! awk -v m="${moved:-0}" -v c="${cut:-0}" 'BEGIN { exit !(m > 0.05 && c > 0) 
     echo "FAIL: the scripted hand moved the grabbed particle ${moved:-?} units and cut ${cut:-?} springs"
     exit 1
 fi
-for scene in flag rope_bridge pile cape; do
+for scene in flag rope_bridge pile cape garment; do
     shoot "$scene" 90
 done

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -170,12 +171,86 @@ int grid_height(const Cloth<T>& cloth)
     return cloth.is_grid() ? cloth.height() : 0;
 }
 
+/// The distance to corner C of a triangle from one point source whose front reached A at `a` and B
+/// at `b`: the source unfolded into the triangle's plane, on the far side of AB from C, and its
+/// straight line to C, when that line crosses AB (otherwise the path bends at A or B, and the edges
+/// give it). Side lengths ab, ac, bc. On a flat mesh this is the exact distance; paths along edges
+/// alone zig-zag, and on an irregular mesh run several percent long.
+template <class T>
+std::optional<T> across_triangle(T a, T b, T ab, T ac, T bc)
+{
+    const double l = double(ab), da = double(a), db = double(b);
+    const double cx = (double(ac) * double(ac) - double(bc) * double(bc) + l * l) / (2 * l);
+    const double cy2 = double(ac) * double(ac) - cx * cx;
+    const double sx = (da * da - db * db + l * l) / (2 * l);
+    const double sy2 = da * da - sx * sx;
+    if (!(l > 0) || !(cy2 > 0) || !(sy2 >= 0))
+        return std::nullopt;
+    const double cy = std::sqrt(cy2), sy = -std::sqrt(sy2);
+    const double crossing = sx + (cx - sx) * (-sy) / (cy - sy);
+    if (crossing < 0 || crossing > l)
+        return std::nullopt;
+    return T(std::sqrt((cx - sx) * (cx - sx) + (cy - sy) * (cy - sy)));
+}
+
+/// A mesh cloth's intact triangles (their three springs live) as node triples, and per node the
+/// triangles around it, for the geodesic search's triangle steps.
+struct NodeTriangles
+{
+    std::vector<std::array<std::uint32_t, 3>> triangles;
+    std::vector<std::uint32_t> first; ///< node k's triangles are around[first[k], first[k + 1])
+    std::vector<std::uint32_t> around;
+};
+
+template <class T>
+NodeTriangles node_triangles(const Cloth<T>& cloth, Layers<T> c)
+{
+    NodeTriangles out;
+    const std::size_t base = cloth.base();
+    const auto joined = [&](std::size_t i, std::size_t j) {
+        return live_spring(c, i, j).has_value() || live_spring(c, j, i).has_value();
+    };
+    for (const auto& tri : cloth.triangles())
+    {
+        const std::size_t p = cloth.index(std::size_t(tri[0])), q = cloth.index(std::size_t(tri[1])),
+                          r = cloth.index(std::size_t(tri[2]));
+        if (joined(p, q) && joined(q, r) && joined(r, p))
+            out.triangles.push_back({std::uint32_t(p - base), std::uint32_t(q - base), std::uint32_t(r - base)});
+    }
+    out.first.assign(cloth.count() + 1, 0);
+    for (const auto& t : out.triangles)
+        for (const std::uint32_t k : t)
+            ++out.first[k + 1];
+    for (std::size_t k = 0; k < cloth.count(); ++k)
+        out.first[k + 1] += out.first[k];
+    out.around.resize(out.first.back());
+    std::vector<std::uint32_t> at(out.first.begin(), out.first.end() - 1);
+    for (std::size_t t = 0; t < out.triangles.size(); ++t)
+        for (const std::uint32_t k : out.triangles[t])
+            out.around[at[k]++] = std::uint32_t(t);
+    return out;
+}
+
 /// Geodesic: Dijkstra from every anchor at once over cloth_steps; each node takes the anchor whose
 /// wave reaches it first (ties to the lower node index, so the result is deterministic).
+///
+/// On a mesh cloth, paths along edges alone zig-zag and run several percent long (4 % on the
+/// irregular test sheet), so the wave also crosses triangles: once two corners of an intact
+/// triangle are settled, the third is reached along the unfolded straight line (across_triangle,
+/// the fast-marching update), which measures the distance to the anchors as a set. A particle's
+/// rest distance is then the larger of that and its straight-line distance to its own anchor in
+/// the pose at creation: on a flat, whole sheet the straight line is the geodesic, and where the
+/// cloth curves or a cut makes the path go round, the distance along the cloth is the longer.
 template <class T>
 void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t>& anchor, std::vector<T>& dist)
 {
     const std::size_t base = d.cloth.base();
+    const bool mesh = !d.cloth.is_grid();
+    const NodeTriangles around = mesh ? node_triangles(d.cloth, c) : NodeTriangles{};
+    std::vector<bool> settled(d.cloth.count(), false);
+    const auto side = [&](std::uint32_t p, std::uint32_t q) {
+        return live_spring(c, base + p, base + q).value_or(T(0));
+    };
     using Entry = std::pair<T, std::size_t>; // (distance, node)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> frontier;
     for (const std::size_t a : d.anchors)
@@ -184,25 +259,49 @@ void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t
         anchor[a - base] = std::int32_t(a);
         frontier.push({T(0), a - base});
     }
+    const auto offer = [&](std::size_t next, T through, std::int32_t from) {
+        if (through < dist[next])
+        {
+            dist[next] = through;
+            anchor[next] = from;
+            frontier.push({through, next});
+        }
+    };
     while (!frontier.empty())
     {
         // Not a structured binding: the lambda below reads both, and clang 14 cannot capture one.
         const T at = frontier.top().first;
         const std::size_t k = frontier.top().second;
         frontier.pop();
-        if (at > dist[k])
+        if (at > dist[k] || settled[k])
             continue;
+        settled[k] = true;
         cloth_steps(c, base, d.cloth.count(), grid_width(d.cloth), grid_height(d.cloth), k,
-                    [&](std::size_t next, T length) {
-                        const T through = at + length;
-                        if (through < dist[next])
-                        {
-                            dist[next] = through;
-                            anchor[next] = anchor[k];
-                            frontier.push({through, next});
-                        }
-                    });
+                    [&](std::size_t next, T length) { offer(next, at + length, anchor[k]); });
+        if (!mesh)
+            continue;
+        for (std::uint32_t n = around.first[k]; n < around.first[k + 1]; ++n)
+        {
+            const auto& t = around.triangles[around.around[n]];
+            for (int e = 0; e < 3; ++e)
+            {
+                // k, another settled corner from the same anchor, and the third still open.
+                const std::uint32_t p = t[std::size_t(e)], q = t[std::size_t((e + 1) % 3)],
+                                    r = t[std::size_t((e + 2) % 3)];
+                const std::uint32_t other = p == k ? q : q == k ? p : std::uint32_t(-1);
+                if (other == std::uint32_t(-1) || r == k || !settled[other] || settled[r])
+                    continue;
+                if (const auto through = across_triangle(dist[k], dist[other], side(std::uint32_t(k), other),
+                                                         side(std::uint32_t(k), r), side(other, r)))
+                    offer(r, *through, anchor[k]);
+            }
+        }
     }
+    if (!mesh)
+        return;
+    for (std::size_t k = 0; k < dist.size(); ++k)
+        if (anchor[k] >= 0)
+            dist[k] = std::max(dist[k], (d.pose[k] - d.pose[std::size_t(anchor[k]) - base]).norm());
 }
 
 /// Euclidean: the nearest anchor in the pose at creation among those connected to the particle.
