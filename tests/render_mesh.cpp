@@ -7,7 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <numbers>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -15,10 +17,14 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "meshes.hpp"
 #include "support.hpp"
 
 #if SIMDVERLET_HAVE_OPENMP
 #    include <simdverlet/parallel/openmp.hpp>
+#endif
+#if SIMDVERLET_HAVE_TINYOBJLOADER
+#    include <simdverlet/obj_mesh.hpp>
 #endif
 
 using namespace simdverlet;
@@ -449,4 +455,464 @@ TEST_CASE("render output reports bad meshes, bad paths and a dead simulation, na
     }
     CHECK_THROWS_AS(render_mesh(*orphan), std::logic_error);
     CHECK_THROWS_WITH(render_mesh(*orphan), ContainsSubstring("orphan"));
+}
+
+namespace
+{
+/// A tube of `around` columns of vertices round the y axis and rows + 1 rings down it (+y), each
+/// cell split along (c, r)-(c + 1, r + 1) and wound to face outward, with uvs (c / around,
+/// r / rows): the column of uvs at u = 1 lies on the vertices of column 0, which makes that column
+/// a uv seam, every vertex on it with two uvs.
+TriangleMesh<float> seamed_tube(int around, int rows, float radius, float spacing)
+{
+    TriangleMesh<float> mesh;
+    for (int r = 0; r <= rows; ++r)
+        for (int c = 0; c < around; ++c)
+        {
+            const double angle = 2 * std::numbers::pi * c / around;
+            mesh.vertices.emplace_back(float(radius * std::cos(angle)), float(r) * spacing,
+                                       float(radius * std::sin(angle)));
+        }
+    for (int r = 0; r <= rows; ++r)
+        for (int c = 0; c <= around; ++c)
+            mesh.uvs.emplace_back(float(c) / float(around), float(r) / float(rows));
+    const auto vertex = [&](int c, int r) { return std::int32_t(r * around + c % around); };
+    const auto uv = [&](int c, int r) { return std::int32_t(r * (around + 1) + c); };
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < around; ++c)
+        {
+            mesh.triangles.push_back({vertex(c, r), vertex(c + 1, r + 1), vertex(c + 1, r)});
+            mesh.uv_triangles.push_back({uv(c, r), uv(c + 1, r + 1), uv(c + 1, r)});
+            mesh.triangles.push_back({vertex(c, r), vertex(c, r + 1), vertex(c + 1, r + 1)});
+            mesh.uv_triangles.push_back({uv(c, r), uv(c, r + 1), uv(c + 1, r + 1)});
+        }
+    return mesh;
+}
+
+/// Moves every vertex of a cloth by 0.4 sin(1.3 x) cos(0.9 y) along z: a sheet in the x-y plane
+/// becomes a surface curved both ways, so no two of its normals agree, and a tube loses its symmetry.
+void bump(Cloth<float>& cloth)
+{
+    for (std::size_t v = 0; v < cloth.count(); ++v)
+    {
+        const Vec3<float> p = cloth.position(v);
+        cloth.teleport(v, {p.x(), p.y(), p.z() + 0.4f * std::sin(1.3f * p.x()) * std::cos(0.9f * p.y())});
+    }
+}
+
+/// Per particle, the area-weighted unit normal recomputed in double from the given triangles (as
+/// particle triples): the sum of their cross products, normalised.
+std::map<std::size_t, Vec3<double>> particle_normals(const Simulation<float>& sim,
+                                                     const std::vector<std::array<std::size_t, 3>>& triangles)
+{
+    std::map<std::size_t, Vec3<double>> sum;
+    for (const auto& t : triangles)
+    {
+        const Vec3<double> a = sim.state().position(t[0]).cast<double>(), b = sim.state().position(t[1]).cast<double>(),
+                           c = sim.state().position(t[2]).cast<double>();
+        for (const auto p : t)
+            sum.try_emplace(p, Vec3<double>::Zero()).first->second += (b - a).cross(c - a);
+    }
+    for (auto& [p, n] : sum)
+        n.normalize();
+    return sum;
+}
+
+/// The render mesh's triangles as particle triples.
+std::vector<std::array<std::size_t, 3>> particle_triangles(const RenderMesh<float>& mesh)
+{
+    std::vector<std::array<std::size_t, 3>> out;
+    for (const auto& t : mesh.triangles)
+        out.push_back({mesh.particles[t[0]], mesh.particles[t[1]], mesh.particles[t[2]]});
+    return out;
+}
+
+/// The cloth's own triangles as particle triples.
+std::vector<std::array<std::size_t, 3>> particle_triangles(const Cloth<float>& cloth)
+{
+    std::vector<std::array<std::size_t, 3>> out;
+    for (const auto& t : cloth.triangles())
+        out.push_back({cloth.index(std::size_t(t[0])), cloth.index(std::size_t(t[1])), cloth.index(std::size_t(t[2]))});
+    return out;
+}
+
+/// The largest distance between a render normal and its particle's reference normal, or (0, 0, 1)
+/// for a particle the reference has no triangle for.
+double worst_normal(const RenderMesh<float>& mesh, const std::map<std::size_t, Vec3<double>>& reference)
+{
+    double worst = 0;
+    for (std::size_t i = 0; i < mesh.normals.size(); ++i)
+    {
+        const auto it = reference.find(mesh.particles[i]);
+        const Vec3<double> expected = it == reference.end() ? Vec3<double>(0, 0, 1) : it->second;
+        worst = std::max(worst, (mesh.normals[i].cast<double>() - expected).norm());
+    }
+    return worst;
+}
+
+/// What an OBJ file says, as written: numbers by tag, and per face corner its 1-based v, vt and vn
+/// indices (0 where the corner leaves one out, as v//vn does).
+struct ObjText
+{
+    std::vector<float> v, vt, vn;
+    std::vector<std::array<std::array<std::uint32_t, 3>, 3>> f;
+};
+
+ObjText read_obj_text(const std::string& path)
+{
+    std::ifstream in(path);
+    ObjText obj;
+    const auto numbers = [](std::istringstream& fields, std::vector<float>& out) {
+        std::string word;
+        while (fields >> word)
+        {
+            float x = 0;
+            REQUIRE(std::from_chars(word.data(), word.data() + word.size(), x).ec == std::errc());
+            out.push_back(x);
+        }
+    };
+    std::string line;
+    while (std::getline(in, line))
+    {
+        std::istringstream fields(line);
+        std::string tag;
+        fields >> tag;
+        if (tag == "v")
+            numbers(fields, obj.v);
+        else if (tag == "vt")
+            numbers(fields, obj.vt);
+        else if (tag == "vn")
+            numbers(fields, obj.vn);
+        else if (tag == "f")
+        {
+            auto& face = obj.f.emplace_back();
+            for (auto& corner : face)
+            {
+                std::string word;
+                fields >> word;
+                std::istringstream parts(word);
+                for (auto& index : corner)
+                {
+                    std::string part;
+                    std::getline(parts, part, '/');
+                    index = part.empty() ? 0 : std::uint32_t(std::stoul(part));
+                }
+            }
+        }
+    }
+    return obj;
+}
+} // namespace
+
+TEST_CASE("a mesh cloth's render mesh is its triangles and uvs, a seam vertex once per uv with one position and normal",
+          "[render_mesh]")
+{
+    Simulation<float> sim;
+    const int around = 12, rows = 4;
+    auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(around, rows, 1.0f, 0.5f)});
+    bump(cloth); // uneven, so the triangles on the seam's two sides differ
+    auto sheet = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(8, 4.0f, true, 7)});
+    for (const auto* of : {&cloth, &sheet})
+    {
+        const auto mesh = render_mesh(*of);
+        REQUIRE(mesh.triangles.size() == of->triangles().size());
+        REQUIRE(mesh.uvs.size() == mesh.particles.size());
+        for (std::size_t t = 0; t < mesh.triangles.size(); ++t)
+            for (std::size_t k = 0; k < 3; ++k)
+            {
+                const std::uint32_t i = mesh.triangles[t][k];
+                CHECK(mesh.particles[i] == of->index(std::size_t(of->triangles()[t][k])));
+                CHECK(mesh.uvs[i] == of->uvs()[std::size_t(of->uv_triangles()[t][k])]);
+            }
+        std::set<std::pair<std::uint32_t, std::pair<float, float>>> pairs;
+        for (std::size_t i = 0; i < mesh.particles.size(); ++i)
+        {
+            pairs.insert({mesh.particles[i], {mesh.uvs[i].x(), mesh.uvs[i].y()}});
+            CHECK(mesh.positions[i] == sim.state().position(mesh.particles[i]));
+        }
+        CHECK(pairs.size() == mesh.particles.size()); // one render vertex per (vertex, uv)
+    }
+
+    // Every vertex of column 0 twice (u = 0 and u = 1), every other once.
+    const auto mesh = render_mesh(cloth);
+    CHECK(render_mesh(sheet).particles.size() == sheet.count());
+    REQUIRE(mesh.particles.size() == cloth.count() + std::size_t(rows + 1));
+    std::map<std::size_t, std::vector<std::size_t>> copies;
+    for (std::size_t i = 0; i < mesh.particles.size(); ++i)
+        copies[cloth.vertex(mesh.particles[i])].push_back(i);
+    for (const auto& [vertex, at] : copies)
+    {
+        CHECK(at.size() == (vertex % around == 0 ? 2u : 1u));
+        if (at.size() != 2)
+            continue;
+        CHECK(at[1] == at[0] + 1); // a particle's copies are numbered together
+        CHECK(mesh.uvs[at[0]].x() != mesh.uvs[at[1]].x());
+        CHECK(mesh.positions[at[0]] == mesh.positions[at[1]]);
+        CHECK(std::memcmp(&mesh.normals[at[0]], &mesh.normals[at[1]], sizeof(mesh.normals[0])) == 0);
+    }
+}
+
+TEST_CASE("a mesh cloth without uvs renders one vertex per particle, in particle order, and no uvs", "[render_mesh]")
+{
+    Simulation<float> sim;
+    const auto cloth = add_mesh_cloth(sim, {.mesh = torus<float>(Vec3<float>::Zero(), 2.0f, 0.6f, 16, 8)});
+    const auto mesh = render_mesh(cloth);
+    std::vector<std::uint32_t> order(cloth.count());
+    std::iota(order.begin(), order.end(), std::uint32_t(cloth.base()));
+    CHECK(mesh.particles == order);
+    CHECK(mesh.uvs.empty());
+    CHECK(particle_triangles(mesh) == particle_triangles(cloth));
+    // A closed torus wound outward: every normal points away from the tube's centre line.
+    for (std::size_t i = 0; i < mesh.positions.size(); ++i)
+    {
+        const Vec3<float> p = mesh.positions[i], ring = 2.0f * Vec3<float>(p.x(), 0, p.z()).normalized();
+        CHECK(mesh.normals[i].dot((p - ring).normalized()) > 0.95f);
+    }
+}
+
+TEST_CASE("on a flat irregular mesh cloth every render normal is the plane's", "[render_mesh]")
+{
+    // In the x-y plane every cross product is (0, 0, +z) exactly, whatever the triangle's shape:
+    // only the normalisation rounds.
+    Simulation<float> sim;
+    const auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 11)});
+    const auto mesh = render_mesh(cloth);
+    REQUIRE(mesh.normals.size() == cloth.count());
+    for (const auto& n : mesh.normals)
+    {
+        CHECK(n.x() == 0.0f);
+        CHECK(n.y() == 0.0f);
+        CHECK(std::abs(n.z() - 1.0f) <= 1e-6f);
+    }
+}
+
+TEST_CASE("a curved irregular mesh cloth's normals are its particles' area-weighted unit normals", "[render_mesh]")
+{
+    Simulation<float> sim;
+    auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 11)});
+    bump(cloth);
+    const auto mesh = render_mesh(cloth);
+    float least_z = 1;
+    for (const auto& n : mesh.normals)
+    {
+        CHECK(std::abs(n.norm() - 1.0f) < 1e-6f);
+        least_z = std::min(least_z, n.z());
+    }
+    CHECK(least_z < 0.95f); // really curved: some normals tilt more than 18 degrees off the plane's
+    // The reference reads the cloth's triangles, not the render mesh's.
+    CHECK(worst_normal(mesh, particle_normals(sim, particle_triangles(cloth))) < 1e-5);
+}
+
+TEST_CASE("on a mesh cloth tube every normal of an inner ring points radially, seam copies too", "[render_mesh]")
+{
+    // Each inner vertex's six triangles are symmetric under the half turn about its radius, so
+    // their sum lies along it: only the rounding of the positions and the sums tilts it.
+    Simulation<float> sim;
+    const int around = 16, rows = 6;
+    const auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(around, rows, 1.5f, 0.5f)});
+    const auto mesh = render_mesh(cloth);
+    std::size_t checked = 0;
+    for (std::size_t i = 0; i < mesh.positions.size(); ++i)
+    {
+        const std::size_t ring = cloth.vertex(mesh.particles[i]) / std::size_t(around);
+        if (ring == 0 || ring == std::size_t(rows))
+            continue; // a border ring's triangles lie on one side of it
+        const Vec3<float> p = mesh.positions[i], radial = Vec3<float>(p.x(), 0, p.z()).normalized();
+        CHECK((mesh.normals[i] - radial).norm() < 1e-5f);
+        ++checked;
+    }
+    CHECK(checked == std::size_t((rows - 1) * (around + 1))); // the seam's inner vertices twice
+}
+
+TEST_CASE("cutting a mesh cloth drops exactly the triangles with a cut edge, and its normals ignore them",
+          "[render_mesh]")
+{
+    Simulation<float> sim;
+    auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 5)});
+    bump(cloth);
+    const auto before = render_mesh(cloth);
+    const Vec3<float> a(-1, 1.37f, 0), b(6, 3.21f, 0);
+    // The triangles none of whose edges crosses the stroke in the x-y plane, found from the
+    // positions alone.
+    const auto orient = [](const Vec3<float>& p, const Vec3<float>& q, const Vec3<float>& r) {
+        return (double(q.x()) - p.x()) * (double(r.y()) - p.y()) - (double(q.y()) - p.y()) * (double(r.x()) - p.x());
+    };
+    const auto crosses = [&](const Vec3<float>& p, const Vec3<float>& q) {
+        return orient(a, b, p) * orient(a, b, q) < 0 && orient(p, q, a) * orient(p, q, b) < 0;
+    };
+    std::set<std::array<std::size_t, 3>> expected;
+    for (const auto& t : particle_triangles(cloth))
+    {
+        const auto at = [&](std::size_t k) { return sim.state().position(t[k]); };
+        if (!crosses(at(0), at(1)) && !crosses(at(1), at(2)) && !crosses(at(2), at(0)))
+            expected.insert(t);
+    }
+    REQUIRE(expected.size() + 10 < cloth.triangles().size()); // the stroke crosses a row of triangles
+
+    REQUIRE(cut(sim, a, b) > 0);
+    const auto after = render_mesh(cloth);
+    const auto drawn = particle_triangles(after);
+    CHECK(std::set<std::array<std::size_t, 3>>(drawn.begin(), drawn.end()) == expected);
+    CHECK(drawn.size() == expected.size());
+    CHECK(after.particles == before.particles); // a cut drops triangles, never vertices
+    CHECK(after.positions == before.positions);
+
+    // Normals from the drawn triangles only; the cut's border particles turned.
+    CHECK(worst_normal(after, particle_normals(sim, drawn)) < 1e-5);
+    float turned = 0;
+    for (std::size_t i = 0; i < after.normals.size(); ++i)
+        turned = std::max(turned, (after.normals[i] - before.normals[i]).norm());
+    CHECK(turned > 1e-2f);
+}
+
+TEST_CASE("a regular sheet mesh cloth renders the normals of the grid cloth of the same square", "[render_mesh]")
+{
+    // sheet_mesh splits each square along p00-p11 as the grid does, and numbers its vertices as
+    // the grid numbers its cells; the grid's whole-sheet ring sums in another order, so the two
+    // agree to rounding.
+    const int cells = 8;
+    Simulation<float> sim;
+    auto mesh_cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(cells, 4.0f, false)});
+    auto grid = add_cloth(sim, {.width = cells + 1, .height = cells + 1, .spacing = 0.5f});
+    bump(mesh_cloth);
+    bump(grid);
+    const auto from_mesh = render_mesh(mesh_cloth), from_grid = render_mesh(grid);
+    REQUIRE(from_mesh.normals.size() == from_grid.normals.size());
+    REQUIRE(from_mesh.triangles.size() == from_grid.triangles.size());
+    float worst = 0;
+    for (std::size_t i = 0; i < from_mesh.normals.size(); ++i)
+    {
+        const std::size_t vertex = mesh_cloth.vertex(from_mesh.particles[i]);
+        CHECK(from_mesh.positions[i] == from_grid.positions[vertex]);
+        worst = std::max(worst, (from_mesh.normals[i] - from_grid.normals[vertex]).norm());
+    }
+    CHECK(worst < 1e-5f);
+    CHECK(from_grid.particles[5] == grid.base() + 5); // a grid's render vertex i is its particle base + i
+}
+
+TEST_CASE("a mesh cloth's render normals are the same bits on any thread count and grain, whole and cut",
+          "[render_mesh]")
+{
+    Simulation<float> sim;
+    auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(24, 10, 1.5f, 0.4f)});
+    bump(cloth);
+    for (const bool whole : {true, false})
+    {
+        if (!whole)
+            REQUIRE(cut(sim, Vec3<float>(0, 1.1f, 0.05f), Vec3<float>(0, 3.3f, 0.05f), ViewPlane::yz) > 0);
+        sim.set_executor(nullptr);
+        const auto reference = render_mesh(cloth);
+        CHECK((reference.triangles.size() == cloth.triangles().size()) == whole);
+        sim.set_vectorized(false); // the mesh path is scalar either way
+        CHECK(same_normals(render_mesh(cloth), reference));
+        sim.set_vectorized(true);
+        std::vector<std::shared_ptr<Executor>> executors = {std::make_shared<SerialExecutor>()};
+#if SIMDVERLET_HAVE_OPENMP
+        for (int threads : {1, 2, 3})
+            executors.push_back(std::make_shared<OpenMPExecutor>(threads));
+#endif
+        for (const auto& executor : executors)
+            for (std::size_t grain : {std::size_t(1), std::size_t(40), std::size_t(1000)})
+            {
+                sim.set_executor(executor, grain);
+                const auto mesh = render_mesh(cloth);
+                CHECK(same_normals(mesh, reference));
+                CHECK(mesh.positions == reference.positions);
+            }
+    }
+}
+
+TEST_CASE("render_mesh_into refills a mesh cloth's buffers in place, its triangles rebuilt after a cut",
+          "[render_mesh]")
+{
+    Simulation<float> sim;
+    auto cloth = add_mesh_cloth(
+        sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 3), .pinned = [](std::size_t v) { return v <= 10; }});
+    REQUIRE(stability_ratio(sim, guide_step<float>(16)) < 1);
+    RenderMesh<float> mesh;
+    render_mesh_into(cloth, mesh);
+    const auto* positions = mesh.positions.data();
+    const auto* normals = mesh.normals.data();
+    const auto* particles = mesh.particles.data();
+    const auto* triangles = mesh.triangles.data();
+    const std::size_t whole = mesh.triangles.size();
+    for (int f = 0; f < 20; ++f)
+    {
+        if (f == 10)
+            REQUIRE(cut(sim, Vec3<float>(2.3f, -5, 0), Vec3<float>(2.6f, 20, 0)) > 0);
+        sim.step(guide_step<float>(16));
+        render_mesh_into(cloth, mesh);
+        const auto fresh = render_mesh(cloth);
+        CHECK(mesh.positions == fresh.positions);
+        CHECK(same_normals(mesh, fresh));
+        CHECK(mesh.uvs == fresh.uvs);
+        CHECK(mesh.particles == fresh.particles);
+        CHECK(mesh.triangles == fresh.triangles);
+    }
+    CHECK(mesh.triangles.size() < whole);
+    CHECK(mesh.positions.data() == positions);
+    CHECK(mesh.normals.data() == normals);
+    CHECK(mesh.particles.data() == particles);
+    CHECK(mesh.triangles.data() == triangles);
+    CHECK(worst_normal(mesh, particle_normals(sim, particle_triangles(mesh))) < 1e-5);
+
+    // The same buffers take a grid cloth next, and the mesh cloth again.
+    const auto grid = add_cloth(sim, {.width = 5, .height = 4});
+    render_mesh_into(grid, mesh);
+    CHECK(mesh.triangles == render_mesh(grid).triangles);
+    CHECK(mesh.particles == render_mesh(grid).particles);
+    render_mesh_into(cloth, mesh);
+    CHECK(mesh.triangles == render_mesh(cloth).triangles);
+    CHECK(same_normals(mesh, render_mesh(cloth)));
+}
+
+TEST_CASE("a mesh cloth's OBJ file reads back to its positions, normals, uvs and faces, seam included", "[render_mesh]")
+{
+    Simulation<float> sim;
+    auto tube = add_mesh_cloth(sim, {.mesh = seamed_tube(10, 4, 1.0f, 0.5f)});
+    bump(tube);
+    auto bare = seamed_tube(6, 2, 1.0f, 0.5f);
+    bare.uvs.clear();
+    bare.uv_triangles.clear();
+    for (auto& v : bare.vertices)
+        v.x() += 4;
+    auto no_uvs = add_mesh_cloth(sim, {.mesh = bare});
+    for (const auto* cloth : {&tube, &no_uvs})
+    {
+        const auto mesh = render_mesh(*cloth);
+        const bool has_uvs = !mesh.uvs.empty();
+        CHECK(has_uvs == (cloth == &tube));
+        const std::string path = output_path(has_uvs ? "mesh_cloth.obj" : "mesh_cloth_no_uvs.obj");
+        write_obj(path, mesh);
+        const auto obj = read_obj_text(path);
+        REQUIRE(obj.v.size() == 3 * mesh.positions.size());
+        REQUIRE(obj.vt.size() == 2 * mesh.uvs.size());
+        REQUIRE(obj.vn.size() == 3 * mesh.normals.size());
+        CHECK(std::memcmp(obj.v.data(), mesh.positions.data(), obj.v.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(obj.vt.data(), mesh.uvs.data(), obj.vt.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(obj.vn.data(), mesh.normals.data(), obj.vn.size() * sizeof(float)) == 0);
+        REQUIRE(obj.f.size() == mesh.triangles.size());
+        for (std::size_t t = 0; t < obj.f.size(); ++t)
+            for (std::size_t k = 0; k < 3; ++k)
+            {
+                const std::uint32_t i = mesh.triangles[t][k] + 1;
+                CHECK(obj.f[t][k] == std::array<std::uint32_t, 3>{i, has_uvs ? i : 0, i});
+            }
+#if SIMDVERLET_HAVE_TINYOBJLOADER
+        // The loader welds by position index: a seam's copies come back as separate vertices at
+        // one position, each triangle's corners and uvs as written.
+        const auto loaded = load_obj_mesh<float>(path);
+        CHECK_FALSE(loaded.repairs.any());
+        CHECK(loaded.vertices == mesh.positions);
+        REQUIRE(loaded.triangles.size() == mesh.triangles.size());
+        for (std::size_t t = 0; t < mesh.triangles.size(); ++t)
+            for (std::size_t k = 0; k < 3; ++k)
+            {
+                CHECK(std::uint32_t(loaded.triangles[t][k]) == mesh.triangles[t][k]);
+                if (has_uvs)
+                    CHECK(loaded.uvs[std::size_t(loaded.uv_triangles[t][k])] == mesh.uvs[mesh.triangles[t][k]]);
+            }
+        CHECK(loaded.uvs.size() == mesh.uvs.size());
+#endif
+    }
 }

@@ -1,13 +1,15 @@
 // Render output: a cloth as a triangle mesh a renderer can draw every frame, and Wavefront OBJ
 // files (one, or a numbered sequence) for Blender and Houdini.
 //
-// The mesh has one vertex per particle, in particle order, with an area-weighted unit normal and
-// the uv (col / (width - 1), row / (height - 1)); each grid cell is two triangles, split along its
-// (col, row)-(col + 1, row + 1) diagonal as the wind splits it. A triangle is drawn while both of
-// its grid edges are live springs: a tear or a cut drops the two triangles beside the spring, so
-// no triangle ever spans a cut.
+// A grid cloth's mesh has one vertex per particle, in particle order, with an area-weighted unit
+// normal and the uv (col / (width - 1), row / (height - 1)); each grid cell is two triangles, split
+// along its (col, row)-(col + 1, row + 1) diagonal as the wind splits it. A mesh cloth's has its
+// mesh's own triangles and uvs, a vertex split in two where a uv seam runs through it. A triangle
+// is drawn while its edges are live springs: a tear or a cut drops the triangles beside the spring,
+// so no triangle ever spans a cut.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstddef>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -40,16 +43,44 @@ struct RenderMeshSource
     friend bool operator==(const RenderMeshSource&, const RenderMeshSource&) = default;
 };
 
-/// A cloth as triangles: positions[i], normals[i] and uvs[i] belong to the cloth's particle
-/// base + i; triangles index them counter-clockwise about the normals.
+namespace detail
+{
+/// A mesh cloth's render topology beyond the triangle list, rebuilt with it: where each corner of
+/// the cloth's triangles went, and the drawn triangles around each particle, which the normal pass
+/// sums. Empty for a grid, whose neighbours are index arithmetic.
+struct RenderFans
+{
+    IntactTriangles intact = {};                 ///< which of the cloth's triangles are drawn
+    std::vector<std::uint32_t> corners = {};     ///< per corner 3 t + k of the cloth's triangle t, its render vertex
+    std::vector<std::uint32_t> first = {};       ///< per particle (offset from the cloth's base), where its
+                                                 ///< triangles begin in `around`; one more entry, the end
+    std::vector<std::uint32_t> around = {};      ///< indices into RenderMesh::triangles, ascending for each particle
+    std::vector<std::uint32_t> by_particle = {}; ///< the corners bucketed by particle, while vertices are numbered
+};
+} // namespace detail
+
+/// A cloth as triangles: render vertex i shows particle particles[i] at positions[i], with
+/// normals[i] and uvs[i]; triangles index the render vertices counter-clockwise about the normals.
+/// A grid's render vertex i is its particle base + i. A mesh cloth's are its particles split at uv
+/// seams: one per distinct (vertex, uv index) pair of its triangles' corners, numbered in particle
+/// order (a particle's copies together), so a vertex on a seam appears once per uv, every copy with
+/// the same position and normal. They are the same set whatever is torn: a cut drops triangles,
+/// never vertices, and a buffer sized once keeps its size.
 template <class T>
 struct RenderMesh
 {
     std::vector<Vec3<T>> positions = {};
-    std::vector<Vec3<T>> normals = {};            ///< unit; (0, 0, 1) for a particle in no intact triangle
-    std::vector<Eigen::Matrix<T, 2, 1>> uvs = {}; ///< (col / (width - 1), row / (height - 1))
+    std::vector<Vec3<T>> normals = {}; ///< unit, area-weighted over the particle's drawn triangles; (0, 0, 1)
+                                       ///< for a particle in none (or in collapsed ones only)
+    std::vector<Eigen::Matrix<T, 2, 1>> uvs = {}; ///< a grid's (col / (width - 1), row / (height - 1)); a mesh
+                                                  ///< cloth's own, or empty when its mesh has none: a texture
+                                                  ///< coordinate the asset never had would be a lie to the renderer
+    std::vector<std::uint32_t> particles = {};    ///< per render vertex, the particle it shows (cloth.vertex()
+                                                  ///< gives its vertex); a mesh without uvs has one render vertex
+                                                  ///< per particle, base + i, as a grid does
     std::vector<std::array<std::uint32_t, 3>> triangles = {};
-    RenderMeshSource source = {}; ///< reset it to {} after editing uvs or triangles by hand
+    RenderMeshSource source = {}; ///< reset it to {} after editing uvs, particles or triangles by hand
+    detail::RenderFans fans = {}; ///< a mesh cloth's topology for the normal pass; the library's
 };
 
 namespace detail
@@ -89,16 +120,10 @@ bool is_whole(const RenderMesh<T>& mesh, std::size_t width, std::size_t height)
 {
     return mesh.triangles.size() == 2 * (width - 1) * (height - 1);
 }
-} // namespace detail
 
-/// Refills `mesh` with `cloth`'s current shape. Meant for every frame: after the first call with a
-/// given cloth it allocates nothing, the positions and normals are rewritten (normals vectorised on
-/// the grid and split over the simulation's executor, bit-identical for any thread count), and the
-/// uvs and triangles are rebuilt only when the constraints changed since (mesh.source). Do not call
-/// it while the simulation steps on another thread. Throws std::logic_error if the simulation is
-/// gone.
+/// A grid cloth's render mesh: one vertex per particle, normals from the grid's fans.
 template <class T>
-void render_mesh_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
+void render_grid_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
 {
     static_assert(sizeof(Vec3<T>) == 3 * sizeof(T), "render normals are written as packed triples");
     auto& world = detail::ClothAccess::world(cloth);
@@ -109,9 +134,11 @@ void render_mesh_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
     // Topology first: the vertex pass needs to know whether every spring is live.
     const RenderMeshSource source{.cloth = detail::ClothAccess::key(cloth),
                                   .constraints = world.constraints().edit_stamp()};
-    if (mesh.source != source || mesh.uvs.size() != n)
+    if (mesh.source != source || mesh.uvs.size() != n || mesh.particles.size() != n)
     {
         detail::fill_topology(mesh, c, base, cloth.width(), cloth.height());
+        mesh.particles.resize(n);
+        std::iota(mesh.particles.begin(), mesh.particles.end(), std::uint32_t(base));
         mesh.source = source;
     }
     const bool whole = detail::is_whole(mesh, width, height);
@@ -125,6 +152,152 @@ void render_mesh_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
         kernels::grid_vertices<xsimd::default_arch>(s, c, base, width, height, first, last, world.vectorized(), whole,
                                                     positions, normals);
     });
+}
+
+/// Sorts the items [0, count) into `buckets` buckets by key(item), keeping their order within a
+/// bucket (a counting sort): bucket b is out[first[b], first[b + 1]). Allocates nothing once the
+/// vectors have grown to the sizes.
+template <class Key>
+void bucket_items(std::size_t buckets, std::size_t count, const Key& key, std::vector<std::uint32_t>& first,
+                  std::vector<std::uint32_t>& out)
+{
+    first.assign(buckets + 1, 0);
+    for (std::size_t item = 0; item < count; ++item)
+        ++first[key(item) + 1];
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    out.resize(count);
+    // first[b] walks through bucket b as it fills, ending at the next bucket's start ...
+    for (std::size_t item = 0; item < count; ++item)
+        out[first[key(item)]++] = std::uint32_t(item);
+    // ... so moving every entry up one restores the starts.
+    std::copy_backward(first.begin(), first.end() - 1, first.end());
+    first[0] = 0;
+}
+
+/// A mesh cloth's render vertices (one per distinct (particle, uv index) pair its triangles'
+/// corners name, numbered in particle order), the triangles whose three edges are live, and the
+/// drawn triangles around each particle.
+template <class T>
+void fill_mesh_topology(RenderMesh<T>& mesh, const ConstraintLayers<T>& layers, const Cloth<T>& cloth)
+{
+    auto& fans = mesh.fans;
+    const auto& triangles = cloth.triangles();
+    const auto& uv_triangles = cloth.uv_triangles();
+    const bool has_uvs = !uv_triangles.empty();
+    const std::size_t n = cloth.count(), base = cloth.base(), corners = 3 * triangles.size();
+    const auto particle_of = [&](std::size_t corner) {
+        return cloth.index(std::size_t(triangles[corner / 3][corner % 3])) - base;
+    };
+    const auto uv_of = [&](std::size_t corner) { return has_uvs ? uv_triangles[corner / 3][corner % 3] : 0; };
+
+    // Each particle's corners together, in corner order, so a particle's copies are numbered
+    // together and the same way every time.
+    bucket_items(n, corners, particle_of, fans.first, fans.by_particle);
+    fans.corners.resize(corners);
+    mesh.particles.clear();
+    mesh.uvs.clear();
+    for (std::size_t p = 0; p < n; ++p)
+        for (std::uint32_t k = fans.first[p]; k < fans.first[p + 1]; ++k)
+        {
+            const std::uint32_t corner = fans.by_particle[k];
+            // A corner with the uv of an earlier corner of the particle shares its render vertex;
+            // a particle has a handful of corners, so the scan is shorter than any lookup table.
+            std::uint32_t same = fans.first[p];
+            while (same < k && uv_of(fans.by_particle[same]) != uv_of(corner))
+                ++same;
+            if (same < k)
+            {
+                fans.corners[corner] = fans.corners[fans.by_particle[same]];
+                continue;
+            }
+            fans.corners[corner] = std::uint32_t(mesh.particles.size());
+            mesh.particles.push_back(std::uint32_t(base + p));
+            if (has_uvs)
+                mesh.uvs.push_back(cloth.uvs()[std::size_t(uv_of(corner))]);
+        }
+
+    const auto& intact = fans.intact.refresh(layers, cloth);
+    mesh.triangles.resize(triangles.size());
+    std::size_t drawn = 0;
+    for (std::size_t t = 0; t < triangles.size(); ++t)
+        if (intact[t])
+            mesh.triangles[drawn++] = {fans.corners[3 * t], fans.corners[3 * t + 1], fans.corners[3 * t + 2]};
+    mesh.triangles.resize(drawn);
+
+    // The drawn triangles around each particle, ascending: the order the normal pass sums them in.
+    bucket_items(
+        n, 3 * drawn,
+        [&](std::size_t corner) { return std::size_t(mesh.particles[mesh.triangles[corner / 3][corner % 3]]) - base; },
+        fans.first, fans.around);
+    for (auto& corner : fans.around)
+        corner /= 3;
+}
+
+/// Render vertices [begin, end) of a mesh cloth: the particle's position, and the sum of the cross
+/// products of its drawn triangles, scaled to unit length. Each triangle's cross product is taken
+/// from its first corner whichever corner asks, and a particle's triangles are summed in one fixed
+/// order, so the copies of a seam vertex get the same bits, and so does every thread count. Scalar:
+/// the triangles around a particle are gathered through lists of any length, which no batch lays
+/// out; the grid is the vectorised fast path.
+template <class T>
+void mesh_vertices(const StateArrays<T>& s, RenderMesh<T>& mesh, std::size_t base, std::size_t begin, std::size_t end)
+{
+    const auto at = [&](std::uint32_t vertex) {
+        const std::size_t p = mesh.particles[vertex];
+        return Vec3<T>(s.x[p], s.y[p], s.z[p]);
+    };
+    const auto& fans = mesh.fans;
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        const std::size_t p = std::size_t(mesh.particles[i]) - base;
+        Vec3<T> sum = Vec3<T>::Zero();
+        for (std::uint32_t k = fans.first[p]; k < fans.first[p + 1]; ++k)
+        {
+            const auto& tri = mesh.triangles[fans.around[k]];
+            const Vec3<T> a = at(tri[0]);
+            sum += (at(tri[1]) - a).cross(at(tri[2]) - a);
+        }
+        mesh.positions[i] = at(std::uint32_t(i));
+        const auto unit = kernels::unit_or_up(std::array<T, 3>{sum.x(), sum.y(), sum.z()});
+        mesh.normals[i] = Vec3<T>(unit[0], unit[1], unit[2]);
+    }
+}
+
+/// A mesh cloth's render mesh: its triangles and uvs, split at seams, normals per particle.
+template <class T>
+void render_mesh_cloth_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
+{
+    auto& world = detail::ClothAccess::world(cloth);
+    const auto& layers = world.constraint_layers();
+    // Its springs may sit in any layer, so any layer's edit may have torn a triangle.
+    const RenderMeshSource source{.cloth = detail::ClothAccess::key(cloth), .constraints = layers.edit_stamp()};
+    if (mesh.source != source || mesh.fans.first.size() != cloth.count() + 1 ||
+        mesh.fans.around.size() != 3 * mesh.triangles.size())
+    {
+        fill_mesh_topology(mesh, layers, cloth);
+        mesh.source = source;
+    }
+    const std::size_t vertices = mesh.particles.size();
+    mesh.positions.resize(vertices);
+    mesh.normals.resize(vertices);
+    const auto s = world.state().arrays_view();
+    world.for_each_chunk(vertices, [&](std::size_t b, std::size_t e) { mesh_vertices(s, mesh, cloth.base(), b, e); });
+}
+} // namespace detail
+
+/// Refills `mesh` with `cloth`'s current shape. Meant for every frame: after the first call with a
+/// given cloth it allocates nothing, the positions and normals are rewritten (split over the
+/// simulation's executor, bit-identical for any thread count; on a grid vectorised as well), and the
+/// uvs, particles and triangles are rebuilt only when the constraints changed since (mesh.source).
+/// Do not call it while the simulation steps on another thread. Throws std::logic_error if the
+/// simulation is gone.
+template <class T>
+void render_mesh_into(const Cloth<T>& cloth, RenderMesh<T>& mesh)
+{
+    if (cloth.is_grid())
+        detail::render_grid_into(cloth, mesh);
+    else
+        detail::render_mesh_cloth_into(cloth, mesh);
 }
 
 /// `cloth`'s current shape as a new mesh; render_mesh_into refills one instead.
@@ -151,10 +324,11 @@ template <class T>
 void check_render_mesh(const RenderMesh<T>& mesh, const std::string& path)
 {
     const std::size_t n = mesh.positions.size();
-    if (mesh.normals.size() != n || mesh.uvs.size() != n)
+    if (mesh.normals.size() != n || (mesh.uvs.size() != n && !mesh.uvs.empty()))
         raise<std::invalid_argument>("simdverlet: cannot write '" + path + "': the mesh has " + std::to_string(n) +
                                      " positions, " + std::to_string(mesh.normals.size()) + " normals and " +
-                                     std::to_string(mesh.uvs.size()) + " uvs; they must match");
+                                     std::to_string(mesh.uvs.size()) +
+                                     " uvs; the normals must match the positions, the uvs too or be none");
     for (std::size_t t = 0; t < mesh.triangles.size(); ++t)
         for (const std::uint32_t v : mesh.triangles[t])
             if (v >= n)
@@ -164,7 +338,8 @@ void check_render_mesh(const RenderMesh<T>& mesh, const std::string& path)
 } // namespace detail
 
 /// Writes `mesh` as a Wavefront OBJ file: v, vt and vn lines in vertex order, then one f line per
-/// triangle with the same 1-based index for all three (v/vt/vn). Numbers are written in their
+/// triangle with the same 1-based index for all three (v/vt/vn; v//vn and no vt lines for a mesh
+/// without uvs). A seam vertex's copies are separate v lines at the same position. Numbers are written in their
 /// shortest exact form, so reading the file back gives the same bits. Coordinates are written as
 /// they are (the default cloth layout hangs along +y; rotate on import if your tool's up is +y).
 /// Throws std::invalid_argument for a mesh whose arrays disagree (naming the triangle) and
@@ -198,7 +373,7 @@ void write_obj(const std::filesystem::path& path, const RenderMesh<T>& mesh)
         for (const std::uint32_t v : t)
         {
             const std::string i = std::to_string(std::uint64_t(v) + 1);
-            text += ' ' + i + '/' + i + '/' + i;
+            text += ' ' + i + '/' + (mesh.uvs.empty() ? "" : i) + '/' + i;
         }
         text += '\n';
     }
