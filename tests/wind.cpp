@@ -1,9 +1,15 @@
-// Wind: drag on free particles, pressure and skin friction on cloth triangles.
+// Wind: drag on free particles, pressure and skin friction on cloth triangles, a grid's and a mesh
+// cloth's.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
+#include "meshes.hpp"
+#include "same_bits.hpp"
 #include "support.hpp"
 
 using namespace simdverlet;
@@ -296,4 +302,207 @@ TEST_CASE("bad wind input throws and changes nothing", "[wind][errors]")
     auto wind = add_wind(sim, {.velocity = {1, 0, 0}});
     CHECK_THROWS_AS(wind.set_velocity({0, NAN, 0}), std::invalid_argument);
     CHECK(wind.options().velocity == Vec3<float>(1, 0, 0));
+}
+
+namespace
+{
+/// The wind's accumulator contents by vertex after one blow on the cloth `make` adds: every vertex
+/// moved and set moving by the same draws whatever the cloth's numbering, so two cloths of the same
+/// triangles start in the same shape.
+template <class Make>
+std::vector<Vec3<double>> blown_by_vertex(Make&& make, bool gusty)
+{
+    Simulation<float> sim;
+    const Cloth<float> cloth = make(sim);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::size_t v = 0; v < cloth.count(); ++v)
+    {
+        sim.state().set_position(cloth.index(v), cloth.position(v) + 0.08f * Vec3<float>(u(rng), u(rng), u(rng)));
+        sim.state().set_velocity(cloth.index(v), 0.05f * Vec3<float>(u(rng), u(rng), u(rng)));
+    }
+    WindOptions<float> options{.velocity = {1, 2, 5}, .cloths = {cloth}};
+    if (gusty)
+        options.gust = [](const Vec3<float>& p, float) { return Vec3<float>(3 * p.y(), 1, 5 + p.x()); };
+    add_wind(sim, options);
+    std::vector<Vec3<double>> forces(cloth.count());
+    sim.step({.iterations = 0}, [&](State3<float>& s, float) {
+        for (std::size_t v = 0; v < cloth.count(); ++v)
+            forces[v] = s.force(cloth.index(v)).cast<double>();
+    });
+    return forces;
+}
+
+/// The flag of the mesh tests: an irregular sheet of cells x cells squares pinned along its top edge,
+/// of the grid cloth's default material (mass 1 and stiffness 60 per particle at spacing 0.5: 4 per
+/// unit area, and 15 times that).
+Cloth<float> add_flag(Simulation<float>& sim, int cells = 10, float side = 5.0f)
+{
+    return add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(cells, side, true),
+                                .stiffness = 60,
+                                .mass_per_area = 4,
+                                .pinned = [cells](std::size_t v) { return v <= std::size_t(cells); }});
+}
+} // namespace
+
+TEST_CASE("a mesh cloth of a grid's triangles feels the grid's wind on every particle, steady or gusting",
+          "[wind][mesh_cloth]")
+{
+    // The same 2 x 2 square as a 9 x 9 grid and as sheet_mesh's regular split, whose triangles are
+    // the grid's (each cell cut along its top-left to bottom-right diagonal, corners in the same
+    // order), numbered along a Z-order curve. The wind is a function of the triangles: each
+    // triangle's share has the same bits on both, and only the order a particle adds its up to six
+    // shares in differs, a few float roundings.
+    const auto grid = [](Simulation<float>& sim) {
+        return add_cloth(sim, {.width = 9, .height = 9, .spacing = 0.25f, .curvature_strength = 0.0f});
+    };
+    const auto mesh = [](Simulation<float>& sim) {
+        auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(8, 2.0f, false)});
+        REQUIRE(cloth.triangles() == detail::grid_triangles(9, 9));
+        return cloth;
+    };
+    for (bool gusty : {false, true})
+    {
+        INFO("gusty " << gusty);
+        const auto on_grid = blown_by_vertex(grid, gusty), on_mesh = blown_by_vertex(mesh, gusty);
+        REQUIRE(on_grid.size() == on_mesh.size());
+        double worst = 0, largest = 0;
+        for (std::size_t v = 0; v < on_grid.size(); ++v)
+        {
+            worst = std::max(worst, (on_mesh[v] - on_grid[v]).norm());
+            largest = std::max(largest, on_grid[v].norm());
+        }
+        std::printf("wind on a mesh cloth against the grid of its triangles (gusty %d): worst gap %.3g of forces up "
+                    "to %.3g\n",
+                    int(gusty), worst, largest);
+        CHECK(largest > 0.1);
+        CHECK(worst < 1e-6 * largest);
+    }
+}
+
+TEST_CASE("an irregular mesh flag held along its top edge sails further in a stronger wind", "[wind][mesh_cloth]")
+{
+    std::vector<double> deflection;
+    for (float speed : {0.0f, 1.0f, 2.0f, 4.0f})
+    {
+        Simulation<float> sim;
+        auto flag = add_flag(sim);
+        add_wind(sim, {.velocity = {0, 0, speed}, .cloths = {flag}});
+        // The grid test's step in two substeps: the jittered mesh's shortest edges and lightest
+        // vertices need them (one step's stability ratio is near 1).
+        StepParams<float> params = guide_step<float>(16);
+        params.substeps = 2;
+        REQUIRE(stability_ratio(sim, params) < 0.8);
+        double mean = 0;
+        for (int frame = 0; frame < 600; ++frame)
+        {
+            sim.step(params);
+            if (frame >= 300) // mean over the last 300 frames: it flutters
+                for (float z : sim.state().z())
+                    mean += double(z) / (300.0 * double(sim.size()));
+        }
+        REQUIRE_FALSE(sim.diverged());
+        deflection.push_back(mean);
+    }
+    std::printf("mesh flag's mean deflection at wind 0 / 1 / 2 / 4: %.3f / %.3f / %.3f / %.3f\n", deflection[0],
+                deflection[1], deflection[2], deflection[3]);
+    CHECK(deflection[0] == 0.0); // in its own plane it meets only the air it moves through, edge-on
+    for (std::size_t n = 1; n < deflection.size(); ++n)
+        CHECK(deflection[n] > deflection[n - 1] + 0.2);
+}
+
+TEST_CASE("the wind on an irregular mesh cloth has the same bits vectorised or not and on every executor and grain",
+          "[wind][mesh_cloth]")
+{
+    for (bool gusty : {false, true})
+    {
+        INFO("gusty " << gusty);
+        const auto run = [&](auto&& configure) {
+            Simulation<float> sim;
+            auto flag = add_flag(sim, 12, 3.0f);
+            WindOptions<float> options{.velocity = {0.5f, 0, 4}, .cloths = {flag}};
+            if (gusty)
+                options.gust = [](const Vec3<float>& p, float t) {
+                    return Vec3<float>(std::sin(2 * p.y() + 3 * t), 0, 4 + 2 * std::cos(p.x() - t));
+                };
+            add_wind(sim, options);
+            configure(sim);
+            for (int frame = 0; frame < 60; ++frame)
+                sim.step({.damping = 0.98f, .gravity = {0, 9.8f, 0}, .iterations = 4, .substeps = 4});
+            double mean = 0;
+            for (float z : sim.state().z())
+                mean += double(z) / double(sim.size());
+            return std::pair{std::move(sim), int(std::lround(1000 * mean))};
+        };
+        CHECK(check_same_bits_on_every_path(run, 64) > 100); // it sailed (mean z in thousandths)
+    }
+}
+
+TEST_CASE("a triangle with a cut edge feels no wind: a square of two triangles cut along one side feels the other's "
+          "wind alone",
+          "[wind][mesh_cloth]")
+{
+    // The unit square as {0, 1, 2} and {0, 2, 3}; a stroke across the top side 2-3 cuts that edge
+    // alone, and {0, 2, 3} feels nothing: vertex 3 no force at all, and 0, 1 and 2 the bits of a mesh
+    // of {0, 1, 2} alone.
+    TriangleMesh<float> square;
+    square.vertices = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}};
+    square.triangles = {{0, 1, 2}, {0, 2, 3}};
+    const auto blow = [](const TriangleMesh<float>& mesh, bool cut_top) {
+        Simulation<float> sim;
+        auto cloth = add_mesh_cloth(sim, {.mesh = mesh, .reorder = false});
+        add_wind(sim, {.velocity = {1, -2, 5}, .cloths = {cloth}});
+        if (cut_top)
+            REQUIRE(cut(sim, Vec3<float>(0.5f, 0.9f, 0), Vec3<float>(0.5f, 1.5f, 0)) == 1);
+        std::vector<Vec3<float>> forces;
+        sim.step({.iterations = 0}, [&](State3<float>& s, float) {
+            for (std::size_t i = 0; i < s.size(); ++i)
+                forces.push_back(s.force(i));
+        });
+        return forces;
+    };
+    TriangleMesh<float> lower = square;
+    lower.vertices.pop_back();
+    lower.triangles = {{0, 1, 2}};
+    const auto whole = blow(square, false), cut_top = blow(square, true), alone = blow(lower, false);
+    REQUIRE(whole.size() == 4);
+    REQUIRE(alone.size() == 3);
+    // Uncut, {0, 2, 3} gives vertex 3 its share: pressure 1 x area 1/2 x |u| u_z over three
+    // corners (skin friction acts across the normal, not along it).
+    CHECK(double(whole[3].z()) == Approx(0.5 * std::sqrt(30.0) * 5.0 / 3.0).epsilon(1e-5));
+    CHECK(whole[0] != alone[0]);
+    CHECK(cut_top[3] == Vec3<float>::Zero());
+    for (std::size_t v = 0; v < 3; ++v)
+        CHECK(cut_top[v] == alone[v]);
+}
+
+TEST_CASE("a mesh cloth in a gusting wind, cut, snapshotted and restored steps on to the same bits",
+          "[wind][mesh_cloth][snapshot]")
+{
+    // The copy steps first on its uncut cloth, so the wind's tables and intact flags it holds are
+    // stale when the snapshot comes: the restore must bring the cut back into what the wind sees.
+    const auto make = [] {
+        Simulation<float> sim;
+        auto flag = add_flag(sim, 10, 3.0f);
+        add_wind(sim, {.gust = [](const Vec3<float>& p, float t) { return Vec3<float>(0, 0, 3 + std::sin(p.x() + t)); },
+                       .cloths = {flag}});
+        return sim;
+    };
+    const StepParams<float> params{.damping = 0.98f, .gravity = {0, 9.8f, 0}, .iterations = 4, .substeps = 4};
+    auto straight = make(), resumed = make();
+    for (int frame = 0; frame < 20; ++frame)
+    {
+        straight.step(params);
+        resumed.step(params);
+    }
+    REQUIRE(cut(straight, Vec3<float>(1.5f, 1.0f, -5), Vec3<float>(1.5f, 4.0f, 5), ViewPlane::xy) > 0);
+    for (int frame = 0; frame < 20; ++frame)
+        straight.step(params);
+    const auto snap = snapshot(straight);
+    for (int frame = 0; frame < 40; ++frame)
+        straight.step(params);
+    restore(resumed, snap);
+    for (int frame = 0; frame < 40; ++frame)
+        resumed.step(params);
+    CHECK(same_positions(resumed, straight));
 }

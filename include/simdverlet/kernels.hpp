@@ -1061,6 +1061,98 @@ void blow_on_rows(const WindGrid<T> g, const ShareRows<T> rows, std::size_t firs
 }
 
 // ---------------------------------------------------------------------------------------------
+// wind on a cloth's triangles (a cloth made from a mesh)
+
+/// A cloth's triangles as the wind kernels see them where no grid tells the kernels where a
+/// triangle's corners are: per triangle its corners' particles, whether it is intact, the air at
+/// its centroid when a gust field sets it, and where its share goes. The arrays run to a whole
+/// number of padding blocks, the padding triangles inert (all three corners one particle: no area,
+/// no force), so the vector twin has no scalar tail.
+template <class T>
+struct WindTriangles
+{
+    StateArrays<T> s;
+    const std::int32_t* corners[3]; ///< per triangle, the particle at its corner k
+    const T* intact;                ///< per triangle 1 while its three edges are live springs, else 0
+    const T* air[3];                ///< the air at each triangle's centroid; nullptr: `wind`
+    T* shares[3];                   ///< out: per triangle the force each of its corners gets, per axis
+    T wind[3];                      ///< the steady wind
+    T normal_share;                 ///< (pressure - skin_friction) / 6, as WindGrid's
+    T tangent_share;                ///< skin_friction / 6
+    T third_per_dt;                 ///< 1 / (3 dt)
+};
+
+/// The shares of triangles [t, t + lanes of V), gathered from their corners: wind_share, the
+/// arithmetic of a grid's cells, on other loads.
+template <class V, class T>
+SIMDVERLET_INLINE void wind_triangles(const WindTriangles<T>& m, std::size_t t)
+{
+    T* const xs[3] = {m.s.x, m.s.y, m.s.z};
+    T* const pxs[3] = {m.s.px, m.s.py, m.s.pz};
+    std::array<V, 3> x[3], moved[3];
+    for (int c = 0; c < 3; ++c)
+    {
+        const auto at = simd::lane_index<V>(m.corners[c] + t, 0, false);
+        for (int k = 0; k < 3; ++k)
+        {
+            x[c][k] = simd::read_lanes<V>(xs[k], at);
+            moved[c][k] = x[c][k] - simd::read_lanes<V>(pxs[k], at);
+        }
+    }
+    std::array<V, 3> air;
+    for (int k = 0; k < 3; ++k)
+        air[k] = m.air[0] ? simd::load_at<V>(m.air[k] + t) : V(m.wind[k]);
+    const auto share = wind_share(x, moved, air, simd::load_at<V>(m.intact + t) > V(T(0)), V(m.normal_share),
+                                  V(m.tangent_share), V(m.third_per_dt));
+    for (int k = 0; k < 3; ++k)
+        simd::store_at(m.shares[k] + t, share[k]);
+}
+
+/// The shares of triangles [first, last): whole batches through the vector twin when vectorised,
+/// the rest through the scalar one, the same arithmetic on the same values (a gather reads what a
+/// scalar load does), so neither the path nor the split changes a bit.
+template <class Arch, class T>
+void blow_on_triangles(const WindTriangles<T> m, std::size_t first, std::size_t last, bool vectorized)
+{
+    // m by value, as blow_on_rows takes its grid: the share stores cannot alias the copy.
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    std::size_t t = first;
+    if (vectorized)
+        for (; t + L <= last; t += L)
+            wind_triangles<B>(m, t);
+    for (; t < last; ++t)
+        wind_triangles<T>(m, t);
+}
+
+/// Adds to particles [first, last) of a cloth from `base` the shares of their triangles, which
+/// triangles[offsets[p - base] .. offsets[p - base + 1]) lists in ascending order: one fixed order,
+/// so each particle's sum has the same bits however the particles are split. Scalar on purpose: the
+/// pass is bound by loading the shares (three to nine a particle, from wherever its triangles sit),
+/// not by adding them, so a batch of particles gathering them gains nothing, and it would have to
+/// run to its busiest lane's count. One walk of the list sums all three axes.
+template <class T>
+void gather_triangle_shares(const StateArrays<T>& s, std::size_t base, const std::uint32_t* offsets,
+                            const std::uint32_t* triangles, const T* const (&shares)[3], std::size_t first,
+                            std::size_t last)
+{
+    for (std::size_t p = first; p < last; ++p)
+    {
+        T x = T(0), y = T(0), z = T(0);
+        for (std::uint32_t n = offsets[p - base], end = offsets[p - base + 1]; n < end; ++n)
+        {
+            const std::uint32_t t = triangles[n];
+            x += shares[0][t];
+            y += shares[1][t];
+            z += shares[2][t];
+        }
+        s.ax[p] += x;
+        s.ay[p] += y;
+        s.az[p] += z;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // render normals on a grid cloth
 
 /// Which sides of a grid particle have neighbours: false on the sheet's border. Uniform over a

@@ -1,16 +1,20 @@
 // Wind: a bulk force. Particles in a range feel linear drag toward the wind velocity; cloths feel
-// an aerodynamic force per grid triangle from the air's velocity relative to the triangle, its
-// normal and its area. The pressure force acts along the triangle's normal with magnitude
-// ~ (u . n) |u|, so on an inclined triangle it has a component along the flow (drag) and one
-// across it (lift): that is what makes a sheet held by its top edge sail and a flag flutter, and
-// why a sheet edge-on to the wind feels (almost) nothing.
+// an aerodynamic force per triangle (a grid's two per cell, a mesh cloth's own) from the air's
+// velocity relative to the triangle, its normal and its area. The pressure force acts along the
+// triangle's normal with magnitude ~ (u . n) |u|, so on an inclined triangle it has a component
+// along the flow (drag) and one across it (lift): that is what makes a sheet held by its top edge
+// sail and a flag flutter, and why a sheet edge-on to the wind feels (almost) nothing.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -46,13 +50,94 @@ struct WindOptions
 
 namespace detail
 {
-/// One cloth's scratch for the wind kernels: two rows of triangle shares per executor chunk
-/// (kernels::ShareRows), and the air at the triangles' centroids, by cell, when a gust field sets it.
+/// A cloth that is not a grid as the wind kernels see it: its triangles in the order the wind visits
+/// them (by their lowest corner's particle, so the pass over triangles walks the particles in
+/// memory order, whatever order the mesh file had), padded to whole padding blocks with inert
+/// triangles, and per particle the triangles it is a corner of. Built once per cloth; the intact
+/// flags follow the constraints' edit stamp.
+template <class T>
+struct WindMesh
+{
+    const void* cloth = nullptr;               ///< the cloth (ClothAccess::key) the tables were built for
+    std::size_t triangles = 0;                 ///< the cloth's triangles; the arrays hold padded_count of them
+    std::vector<std::uint32_t> order;          ///< per visited triangle, its index in cloth.triangles()
+    std::vector<std::int32_t> corners[3];      ///< per visited triangle, its corner k's particle
+    std::vector<std::uint32_t> offsets;        ///< particle p's triangles are incident[offsets[p - base] ..
+                                               ///< offsets[p - base + 1]), count + 1 entries
+    std::vector<std::uint32_t> incident;       ///< visited-triangle indices, ascending per particle
+    IntactTriangles edges;                     ///< which of the cloth's triangles have all three edges live
+    std::optional<std::uint64_t> intact_stamp; ///< the edit stamp `intact` was copied at; none: not yet
+    std::vector<T> intact;                     ///< per visited triangle 1 while intact, else 0 (padding: 0)
+    std::vector<T> air[3];                     ///< under a gust field, the air at each visited triangle's centroid
+    std::vector<T> shares[3];                  ///< per visited triangle, the force each corner gets
+};
+
+/// (Re)builds `mesh`'s tables for `cloth` when they were built for another.
+template <class T>
+void build_wind_mesh(WindMesh<T>& mesh, const Cloth<T>& cloth)
+{
+    const void* key = ClothAccess::key(cloth);
+    const auto& triangles = cloth.triangles();
+    if (key == mesh.cloth && mesh.triangles == triangles.size())
+        return;
+    const std::size_t n = triangles.size(), padded = simd::padded_count<T>(n), base = cloth.base();
+    std::vector<std::array<std::int32_t, 3>> particles(n);
+    for (std::size_t t = 0; t < n; ++t)
+        for (std::size_t k = 0; k < 3; ++k)
+            particles[t][k] = std::int32_t(cloth.index(std::size_t(triangles[t][k])));
+    const auto lowest = [&](std::uint32_t t) { return std::min({particles[t][0], particles[t][1], particles[t][2]}); };
+    mesh.order.resize(n);
+    std::iota(mesh.order.begin(), mesh.order.end(), std::uint32_t(0));
+    // Ties keep the mesh's order, so the visiting order, and with it every sum, is fixed.
+    std::stable_sort(mesh.order.begin(), mesh.order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return lowest(a) < lowest(b); });
+    for (std::size_t k = 0; k < 3; ++k)
+    {
+        mesh.corners[k].assign(padded, std::int32_t(base));
+        for (std::size_t t = 0; t < n; ++t)
+            mesh.corners[k][t] = particles[mesh.order[t]][k];
+        mesh.shares[k].assign(padded, T(0));
+    }
+    // Counted, then filled in visiting order: each particle's list comes out ascending.
+    const auto offset = [&](std::size_t k, std::size_t t) { return std::size_t(mesh.corners[k][t]) - base; };
+    mesh.offsets.assign(cloth.count() + 1, 0);
+    for (std::size_t t = 0; t < n; ++t)
+        for (std::size_t k = 0; k < 3; ++k)
+            ++mesh.offsets[offset(k, t) + 1];
+    for (std::size_t p = 0; p < cloth.count(); ++p)
+        mesh.offsets[p + 1] += mesh.offsets[p];
+    mesh.incident.resize(3 * n);
+    std::vector<std::uint32_t> next(mesh.offsets.begin(), mesh.offsets.end() - 1);
+    for (std::size_t t = 0; t < n; ++t)
+        for (std::size_t k = 0; k < 3; ++k)
+            mesh.incident[next[offset(k, t)]++] = std::uint32_t(t);
+    mesh.intact.assign(padded, T(0));
+    mesh.intact_stamp.reset();
+    mesh.triangles = n;
+    mesh.cloth = key;
+}
+
+/// `mesh`'s intact flags in visiting order, copied again only when the edges were recomputed.
+template <class T>
+void refresh_wind_mesh(WindMesh<T>& mesh, const ConstraintLayers<T>& layers, const Cloth<T>& cloth)
+{
+    const auto& flags = mesh.edges.refresh(layers, cloth);
+    if (mesh.intact_stamp == mesh.edges.stamp)
+        return;
+    for (std::size_t t = 0; t < mesh.triangles; ++t)
+        mesh.intact[t] = flags[mesh.order[t]] ? T(1) : T(0);
+    mesh.intact_stamp = mesh.edges.stamp;
+}
+
+/// One cloth's scratch for the wind kernels. A grid's: two rows of triangle shares per executor
+/// chunk (kernels::ShareRows), and the air at the triangles' centroids, by cell, when a gust field
+/// sets it. Any other cloth's: its WindMesh.
 template <class T>
 struct WindScratch
 {
     std::vector<std::vector<T>> rows;
     std::vector<T> lower_wind[3], upper_wind[3];
+    WindMesh<T> mesh;
 };
 
 template <class T>
@@ -132,6 +217,63 @@ kernels::WindGrid<T> wind_grid(const WindData<T>& w, const Cloth<T>& cloth, cons
     return g;
 }
 
+/// The wind on a cloth that is not a grid: every triangle's share into `mesh.shares`, one pass
+/// over the triangles, then every particle sums its triangles' shares in the fixed order of its
+/// list. Both passes split over the executor, the first by triangles, the second by particles, and
+/// nothing is scattered, so neither the split nor the path changes a bit.
+template <class T>
+void blow_on_mesh(const WindData<T>& w, const World<T>& world, const Cloth<T>& cloth, const StateArrays<T>& s,
+                  WindMesh<T>& mesh, T inv_dt)
+{
+    build_wind_mesh(mesh, cloth);
+    if (mesh.triangles == 0)
+        return;
+    refresh_wind_mesh(mesh, world.constraint_layers(), cloth);
+    const std::size_t padded = mesh.intact.size();
+    kernels::WindTriangles<T> m{s,
+                                {mesh.corners[0].data(), mesh.corners[1].data(), mesh.corners[2].data()},
+                                mesh.intact.data(),
+                                {nullptr, nullptr, nullptr},
+                                {mesh.shares[0].data(), mesh.shares[1].data(), mesh.shares[2].data()},
+                                {w.options.velocity.x(), w.options.velocity.y(), w.options.velocity.z()},
+                                (w.options.pressure - w.options.skin_friction) / T(6),
+                                w.options.skin_friction / T(6),
+                                inv_dt / T(3)};
+    if (w.options.gust)
+    {
+        // Called here, one triangle after another, not inside the passes: a gust field is the
+        // user's function, not promised safe to call from several threads.
+        for (int k = 0; k < 3; ++k)
+            mesh.air[k].resize(padded);
+        const auto at = [&](std::int32_t i) {
+            const auto p = std::size_t(i);
+            return Vec3<T>(s.x[p], s.y[p], s.z[p]);
+        };
+        for (std::size_t t = 0; t < padded; ++t)
+        {
+            const Vec3<T> air = t < mesh.triangles ? w.options.gust((at(mesh.corners[0][t]) + at(mesh.corners[1][t]) +
+                                                                     at(mesh.corners[2][t])) /
+                                                                        T(3),
+                                                                    w.time)
+                                                   : Vec3<T>::Zero();
+            for (int k = 0; k < 3; ++k)
+                mesh.air[k][t] = air[k];
+        }
+        for (int k = 0; k < 3; ++k)
+            m.air[k] = mesh.air[k].data();
+    }
+    const bool vectorized = world.vectorized();
+    // Chunks of a sweep end on whole padding blocks, and so does the padded count: every chunk is
+    // whole batches of triangles.
+    world.for_each_chunk(padded, [&](std::size_t b, std::size_t e) {
+        kernels::blow_on_triangles<xsimd::default_arch>(m, b, e, vectorized);
+    });
+    const T* const shares[3] = {mesh.shares[0].data(), mesh.shares[1].data(), mesh.shares[2].data()};
+    world.for_each_chunk_within(cloth.base(), cloth.end(), [&](std::size_t b, std::size_t e) {
+        kernels::gather_triangle_shares(s, cloth.base(), mesh.offsets.data(), mesh.incident.data(), shares, b, e);
+    });
+}
+
 template <class T>
 void blow(WindData<T>& w, State3<T>& state, T dt)
 {
@@ -146,20 +288,25 @@ void blow(WindData<T>& w, State3<T>& state, T dt)
         s.ay[i] += f.y();
         s.az[i] += f.z();
     }
-    // Each cloth on its grid, row by row: every triangle's share computed once into two rows of
+    // A grid on its grid, row by row: every triangle's share computed once into two rows of
     // scratch, then gathered by its three corners, so the work vectorises with no scatter, the
     // shares are read back from L1, and the vector and scalar paths agree. The rows split over the
-    // executor, each chunk with its own scratch; neither the split nor the path changes a bit. The
-    // world is alive: it owns this stage.
+    // executor, each chunk with its own scratch; neither the split nor the path changes a bit. Any
+    // other cloth through its triangle lists (blow_on_mesh). The world is alive: it owns this stage.
     const auto world = w.world.lock();
     const bool vectorized = world->vectorized();
     w.scratch.resize(w.options.cloths.size());
     for (std::size_t n = 0; n < w.options.cloths.size(); ++n)
     {
         const auto& cloth = w.options.cloths[n];
-        if (cloth.removed() || cloth.width() < 2 || cloth.height() < 2)
+        if (cloth.removed())
             continue;
         auto& scratch = w.scratch[n];
+        if (!cloth.is_grid())
+        {
+            blow_on_mesh(w, *world, cloth, s, scratch.mesh, inv_dt);
+            continue;
+        }
         const auto g = wind_grid(w, cloth, s, scratch, inv_dt);
         const std::size_t particles = g.height * g.width, size = kernels::ShareRows<T>::size(g.width);
         scratch.rows.resize(std::max(scratch.rows.size(), world->chunk_count(particles)));
