@@ -160,6 +160,25 @@ int main(int argc, char** argv)
     std::printf("over the walk: waist at most %.2e from its targets; no particle nearer the body's axis than %.3f "
                 "(its radius %.2f)\n",
                 double(worst_waist), double(nearest_axis), double(kBodyRadius));
+    // How the skirt hangs at the end: the hem's (the lowest rest vertices') mean distance from the
+    // body's axis, and how far below the waist it is.
+    float bottom = -1e30f;
+    for (const auto& v : mesh.vertices)
+        bottom = std::max(bottom, v.y());
+    const Pose end = pose_at(8.0f);
+    double hem_radius = 0, rest_radius = 0, hem_depth = 0;
+    int hem = 0;
+    for (std::size_t v = 0; v < mesh.vertices.size(); ++v)
+        if (mesh.vertices[v].y() > bottom - 0.01f)
+        {
+            const Vec3 x = dress.position(v), r = mesh.vertices[v];
+            hem_radius += double(Vec3(x.x() - end.centre.x(), 0, x.z() - end.centre.z()).norm());
+            rest_radius += double(Vec3(r.x() - start.centre.x(), 0, r.z() - start.centre.z()).norm());
+            hem_depth += double(x.y() - kWaist);
+            ++hem;
+        }
+    std::printf("the hem hangs %.2f below the waist, %.2f from the body's axis on average (%.2f at rest)\n",
+                hem_depth / hem, hem_radius / hem, rest_radius / hem);
 
     char first[160], second[160];
     std::snprintf(first, sizeof first, "from above: a skirt of %zu vertices on a body\nwalking a circle of radius %.1f",

@@ -40,7 +40,9 @@ inline sv::TriangleMesh<float> skirt(float top, float bottom, float length, int 
         const auto [a0, na] = ring[std::size_t(k)];
         const auto [b0, nb] = ring[std::size_t(k + 1)];
         const float ta = 0.37f * float(k), tb = 0.37f * float(k + 1);
-        const auto angle = [](float twist, int i, int n) { return twist + 2.0f * std::numbers::pi_v<float> * float(i) / float(n); };
+        const auto angle = [](float twist, int i, int n) {
+            return twist + 2.0f * std::numbers::pi_v<float> * float(i) / float(n);
+        };
         int i = 0, j = 0;
         // Start the lower ring at its vertex nearest the upper ring's first.
         while (angle(tb, j, nb) < ta)

@@ -240,8 +240,7 @@ std::string& garment_file()
 /// cloth held at its waistband by motion constraints, free below, with self-collision and a breeze.
 std::unique_ptr<Scene> garment_scene()
 {
-    static constexpr float kRadius = 1.5f, kPeriod = 8.0f, kBody = 0.22f, kWaist = -1.0f, kKnees = -0.4f,
-                           kHead = -1.8f;
+    static constexpr float kRadius = 1.5f, kPeriod = 8.0f, kBody = 0.22f, kWaist = -1.0f, kKnees = -0.4f, kHead = -1.8f;
     struct Pose
     {
         Vec3 centre;
