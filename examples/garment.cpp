@@ -59,9 +59,7 @@ sv::TriangleMesh<float> garment_mesh(const char* obj_path, const Pose& start)
     if (obj_path)
     {
 #if SIMDVERLET_HAVE_TINYOBJLOADER
-        mesh = sv::load_obj_mesh<float>(obj_path);
-        if (mesh.repairs.any())
-            std::printf("%s\n", mesh.repairs.describe(obj_path).c_str());
+        mesh = sv::load_obj_mesh<float>(obj_path); // what it repairs, it logs
         garment::fit_to_waist(mesh, 2.4f * kBodyRadius);
 #else
         std::fprintf(stderr, "garment: built without tinyobjloader, so --obj %s cannot be read\n", obj_path);
@@ -107,6 +105,8 @@ int main(int argc, char** argv)
         const std::size_t v = dress.vertex(dress.base() + k);
         distances[k] = held(v) ? 0.0f : 1e6f;
         offsets[k] = mesh.vertices[v] - start.centre;
+        if (held(v))
+            offsets[k] = garment::outside_body(offsets[k], kBodyRadius + 0.02f);
         held_count += held(v) ? 1 : 0;
     }
     waist.set_max_distance(distances);

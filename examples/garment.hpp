@@ -79,4 +79,17 @@ inline void fit_to_waist(sv::TriangleMesh<float>& mesh, float width)
         v = Vec3((v.x() - middle.x()) * scale, (v.y() - lo.y()) * scale, (v.z() - middle.z()) * scale);
 }
 
+/// Where a held vertex at `offset` from the body's axis (at the waist's height) is glued: where it
+/// is, or pushed straight out to `radius` from the axis when the garment's top lies inside the
+/// body, which would otherwise push the vertex off its target every step.
+inline Vec3 outside_body(const Vec3& offset, float radius)
+{
+    const float across = std::hypot(offset.x(), offset.z());
+    if (across >= radius)
+        return offset;
+    if (across == 0.0f)
+        return Vec3(radius, offset.y(), 0.0f);
+    return Vec3(offset.x() * radius / across, offset.y(), offset.z() * radius / across);
+}
+
 } // namespace garment

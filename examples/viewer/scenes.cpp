@@ -282,6 +282,8 @@ std::unique_ptr<Scene> garment_scene()
         const Vec3 rest = mesh.vertices[dress.vertex(dress.base() + k)];
         distances[k] = rest.y() < top + 0.01f ? 0.0f : 1e6f;
         offsets[k] = rest - start.centre;
+        if (distances[k] == 0.0f)
+            offsets[k] = garment::outside_body(offsets[k], kBody + 0.02f);
     }
     waist.set_max_distance(distances);
     add_self_collision(*s, 0.05f);
