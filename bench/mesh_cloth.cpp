@@ -4,6 +4,9 @@
 // vertex jittered by 0.3 of the spacing, with bend springs: valences from 4 to 8 and about twelve
 // springs a vertex, three or four constraint layers.
 //
+// The same mesh at 64^2 to 224^2 vertices, reordered on one thread, shows where its constraint
+// layers (192 bytes a vertex) stop fitting in the cache.
+//
 // Paths: reordered (add_mesh_cloth's default Z-order numbering), file order (the mesh's row order,
 // reorder = false: the order of a mesh that happens to be laid out well), shuffled (the vertices
 // in a random order, reorder = false: what an exported file often is).
@@ -34,11 +37,11 @@ enum MeshOrder
     kShuffled,
 };
 
-/// The benchmark's mesh: 255 x 255 cells over 127.5 x 127.5, irregular; with `shuffled`, its
+/// The benchmark's mesh: `cells` x `cells` cells at spacing 0.5, irregular; with `shuffled`, its
 /// vertices renumbered by a random permutation.
-TriangleMesh<float> benchmark_mesh(bool shuffled)
+TriangleMesh<float> benchmark_mesh(int cells, bool shuffled)
 {
-    auto mesh = testing::sheet_mesh<float>(255, 127.5f, true, 2024);
+    auto mesh = testing::sheet_mesh<float>(cells, 0.5f * float(cells), true, 2024);
     if (!shuffled)
         return mesh;
     std::vector<std::int32_t> where(mesh.vertices.size());
@@ -57,8 +60,9 @@ void BM_mesh_cloth(benchmark::State& bench)
 {
     const auto order = MeshOrder(bench.range(0));
     const int threads = int(bench.range(1));
+    const int cells = int(bench.range(2));
     Simulation<float> sim;
-    const auto mesh = benchmark_mesh(order == kShuffled);
+    const auto mesh = benchmark_mesh(cells, order == kShuffled);
     // The top row: the vertices at y = 0 (exactly, the border is not jittered).
     const auto top = [&](std::size_t v) { return mesh.vertices[v].y() == 0.0f; };
     // The peer sheet's material: stiffness 3000 per grid spring, unit masses at spacing 0.5.
@@ -84,6 +88,7 @@ void BM_mesh_cloth(benchmark::State& bench)
     using C = benchmark::Counter;
     bench.counters["slot-forces/s"] = C(slots * frame.substeps, C::kIsIterationInvariantRate);
     bench.counters["layers"] = double(sim.constraint_layers().count());
+    bench.counters["vertices"] = double(sim.size());
     bench.counters["ms/frame"] = 1e3 * seconds;
     const char* names[] = {"reordered", "file order", "shuffled"};
     bench.SetLabel(std::string(names[order]) + " " + simd::arch_name() + (threads > 1 ? " x2" : ""));
@@ -93,8 +98,11 @@ void mesh_paths(benchmark::internal::Benchmark* b)
 {
     for (int order : {kReordered, kFileOrder, kShuffled})
         for (int threads : {1, 2})
-            b->Args({order, threads});
-    b->ArgNames({"order", "threads"});
+            b->Args({order, threads, 255});
+    // Smaller meshes, reordered, one thread: where the solve's data leaves the cache.
+    for (int cells : {63, 127, 191, 223})
+        b->Args({kReordered, 1, cells});
+    b->ArgNames({"order", "threads", "cells"});
     b->Unit(benchmark::kMillisecond);
     b->UseRealTime();
 }

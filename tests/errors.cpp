@@ -135,13 +135,6 @@ bool thrown_as(Kind kind, const std::exception& e)
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 } // namespace
 
-// GCC 12 inlines clear_slot(3, -1) below without, depending on the rest of the translation unit,
-// the range check that throws first, and then reports the slot index the check guards as out of
-// bounds: a false positive that comes and goes with unrelated code, silenced for this table only.
-#if defined(__GNUC__) && !defined(__clang__)
-#    pragma GCC diagnostic push
-#    pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
 TEST_CASE("every documented bad input throws, names the value and changes nothing", "[errors]")
 {
     const std::vector<Row> rows = {
@@ -374,9 +367,6 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
         }
     }
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#    pragma GCC diagnostic pop
-#endif
 
 TEST_CASE("pinning in a state without masses throws, names the particle and changes nothing", "[errors]")
 {

@@ -242,6 +242,12 @@ TEST_CASE("a mesh cloth's handle speaks vertices; grid coordinates are a logic_e
     CHECK(error_message<std::logic_error>([&] { cloth.width(); }).find("width() is a grid's") != std::string::npos);
     CHECK(error_message<std::logic_error>([&] { cloth.grid(); }).find("grid() is a grid's") != std::string::npos);
     CHECK(error_message<std::logic_error>([&] { cloth.lines(); }).find("lines() is a grid's") != std::string::npos);
+    const auto springs = sim.constraint_layers().edit_stamp();
+    CHECK(error_message<std::logic_error>([&] { add_column_limit(sim, cloth); }) ==
+          "simdverlet: a column limit solves a grid's columns, and cloth 'sail' was made from a triangle mesh: use "
+          "add_strain_limit");
+    CHECK(sim.position_projections().names().empty());
+    CHECK(sim.constraint_layers().edit_stamp() == springs);
     CHECK(error_message<std::out_of_range>([&] { cloth.index(std::size_t(999)); }) ==
           "simdverlet: vertex 999 is outside cloth 'sail', which has 49");
 

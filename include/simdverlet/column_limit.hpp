@@ -256,7 +256,8 @@ class ColumnLimit
 /// before it) and returns its handle. Register it after the cloth's tethers: the tethers bound
 /// each particle's distance to its anchor, the column limit then each spring of the column.
 /// Throws, registering nothing, on a negative or non-finite bound, a compression bound of 1 or
-/// more, solves < 1, an empty name, or a cloth that was removed or belongs to another simulation.
+/// more, solves < 1, an empty name, a cloth that was removed or belongs to another simulation, or a
+/// cloth made from a triangle mesh (it has no columns; std::logic_error).
 template <class T>
 ColumnLimit<T> add_column_limit(Simulation<T>& sim, const Cloth<T>& cloth, ColumnLimitOptions<T> options = {})
 {
@@ -267,6 +268,9 @@ ColumnLimit<T> add_column_limit(Simulation<T>& sim, const Cloth<T>& cloth, Colum
         detail::raise<std::invalid_argument>("simdverlet: cloth '" + cloth.name() + "' is not in this simulation");
     if (cloth.removed())
         detail::raise<std::logic_error>("simdverlet: cloth '" + cloth.name() + "' was removed");
+    if (!cloth.is_grid())
+        detail::raise<std::logic_error>("simdverlet: a column limit solves a grid's columns, and cloth '" +
+                                        cloth.name() + "' was made from a triangle mesh: use add_strain_limit");
     const auto world = detail::world_of(sim);
     auto data = std::make_shared<detail::ColumnLimitData<T>>(cloth, world);
     data->max_stretch = options.max_stretch;

@@ -113,13 +113,15 @@ simd::IndexBatch<T, Arch> lane_iota()
 }
 
 /// The slot forces of one layer for the lane group starting at particle i (a whole number of
-/// batches from 0, inside the layer). The grid fast path: when every lane's neighbour in a slot sits at one offset d from the
+/// batches from 0, inside the layer), whose slots are the layer's rows from `row` (i - c.first;
+/// layer 0 passes i itself, so its addressing is the plain i of a single layer). The grid fast path: when every lane's neighbour in a slot sits at one offset d from the
 /// lane (j = i + lane + d, as for every slot of a cloth) or names no neighbour, the neighbours'
 /// positions are one contiguous load at i + d instead of a gather. The values loaded are the same,
 /// so the result is bit-identical; `contiguous` = false forces gathers everywhere.
 template <class Arch, class T>
-void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, bool contiguous,
-                        const simd::IndexBatch<T, Arch>& iota, SlotForce<simd::Batch<T, Arch>> (&f)[kSlots])
+void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, std::size_t row,
+                        bool contiguous, const simd::IndexBatch<T, Arch>& iota,
+                        SlotForce<simd::Batch<T, Arch>> (&f)[kSlots])
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -130,7 +132,6 @@ void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, s
     const B xi = simd::load<T, Arch>(s.x + i);
     const B yi = simd::load<T, Arch>(s.y + i);
     const B zi = simd::load<T, Arch>(s.z + i);
-    const std::size_t row = i - c.first;
     for (int k = 0; k < kSlots; ++k)
     {
         // Liveness from stiffness alone: DirectedConstraints4 keeps stiffness 0 wherever the
@@ -167,22 +168,44 @@ void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, s
 }
 
 /// The summed slot forces of the lane group at i over layer 0 (`c`) and every further layer that
-/// covers it, in layer order.
-template <class Arch, class T>
+/// covers it, in layer order. `Layered` = false compiles the single-layer sweep of grids and
+/// strands with no trace of the further layers, so they cost such a simulation nothing.
+template <bool Layered, class Arch, class T>
 SIMDVERLET_INLINE SlotForce<simd::Batch<T, Arch>>
 solve_sum_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
                  std::size_t i, bool contiguous, const simd::IndexBatch<T, Arch>& iota)
 {
     SlotForce<simd::Batch<T, Arch>> f[kSlots];
-    slot_forces_vector<Arch>(s, c, i, contiguous, iota, f);
+    slot_forces_vector<Arch>(s, c, i, i, contiguous, iota, f);
     auto sum = slot_sum(f);
-    for (const auto& layer : extra)
-        if (layer.covers(i))
-        {
-            slot_forces_vector<Arch>(s, layer, i, contiguous, iota, f);
-            add_layer_sum(sum, f);
-        }
+    if constexpr (Layered)
+        for (const auto& layer : extra)
+            if (layer.covers(i))
+            {
+                slot_forces_vector<Arch>(s, layer, i, i - layer.first, contiguous, iota, f);
+                add_layer_sum(sum, f);
+            }
     return sum;
+}
+
+/// accumulate_vector for a simulation with (`Layered`) or without further constraint layers.
+template <bool Layered, class Arch, class T>
+void accumulate_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
+                      std::size_t begin, std::size_t end, int iterations, bool contiguous)
+{
+    using B = simd::Batch<T, Arch>;
+    constexpr std::size_t L = B::size;
+    const auto iota = lane_iota<T, Arch>();
+    const auto n = B(T(iterations));
+    for (std::size_t i = begin; i < end; i += L)
+    {
+        const auto sum = solve_sum_vector<Layered, Arch>(s, c, extra, i, contiguous, iota);
+        B a[3] = {simd::load<T, Arch>(s.ax + i), simd::load<T, Arch>(s.ay + i), simd::load<T, Arch>(s.az + i)};
+        add_solve(a, sum, n);
+        simd::store<T, Arch>(s.ax + i, a[0]);
+        simd::store<T, Arch>(s.ay + i, a[1]);
+        simd::store<T, Arch>(s.az + i, a[2]);
+    }
 }
 
 /// Adds `iterations` passes of spring forces into ax/ay/az for particles [begin, end), vector twin.
@@ -194,21 +217,12 @@ void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c,
                        std::span<const ConstraintArrays<T>> extra, std::size_t begin, std::size_t end, int iterations,
                        bool contiguous = true)
 {
-    using B = simd::Batch<T, Arch>;
-    constexpr std::size_t L = B::size;
     if (iterations == 0)
         return;
-    const auto iota = lane_iota<T, Arch>();
-    const auto n = B(T(iterations));
-    for (std::size_t i = begin; i < end; i += L)
-    {
-        const auto sum = solve_sum_vector<Arch>(s, c, extra, i, contiguous, iota);
-        B a[3] = {simd::load<T, Arch>(s.ax + i), simd::load<T, Arch>(s.ay + i), simd::load<T, Arch>(s.az + i)};
-        add_solve(a, sum, n);
-        simd::store<T, Arch>(s.ax + i, a[0]);
-        simd::store<T, Arch>(s.ay + i, a[1]);
-        simd::store<T, Arch>(s.az + i, a[2]);
-    }
+    if (extra.empty())
+        accumulate_lanes<false, Arch>(s, c, extra, begin, end, iterations, contiguous);
+    else
+        accumulate_lanes<true, Arch>(s, c, extra, begin, end, iterations, contiguous);
 }
 
 /// One layer's slot forces of particle i (inside the layer), scalar twin of slot_forces_vector.
@@ -1415,18 +1429,11 @@ void find_strained(const StateArrays<T> s, const ConstraintArrays<T> c, std::siz
 // ---------------------------------------------------------------------------------------------
 // the fused step sweep
 
-/// Solve and integrate in one sweep over particles [begin, end), vector twin. For each lane group:
-/// the slot forces from the unchanged positions, added as `iterations` passes onto the accumulators
-/// (read only when a force stage wrote them, else zero in registers), then the Verlet update, whose
-/// new position goes into the *previous*-position array. The position array is never written, so
-/// every neighbour read in the sweep sees the old positions, as literal passes do; the caller swaps
-/// the two arrays afterwards. Per particle this is the operation sequence of the unfused
-/// accumulate + integrate, so the result is bit-identical to it. Returns false when any new
-/// coordinate is not finite.
-template <class Arch, class T>
-bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
-                  const IntegrateParams<T>& p, std::size_t begin, std::size_t end, int iterations,
-                  bool read_accumulators, bool contiguous = true)
+/// sweep_vector for a simulation with (`Layered`) or without further constraint layers.
+template <bool Layered, class Arch, class T>
+bool sweep_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
+                 const IntegrateParams<T>& p, std::size_t begin, std::size_t end, int iterations,
+                 bool read_accumulators, bool contiguous)
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -1443,7 +1450,7 @@ bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::sp
     {
         SlotForce<B> sum{};
         if (iterations > 0)
-            sum = solve_sum_vector<Arch>(s, c, extra, i, contiguous, iota);
+            sum = solve_sum_vector<Layered, Arch>(s, c, extra, i, contiguous, iota);
         B a[3] = {zero, zero, zero};
         if (read_accumulators)
             for (int axis = 0; axis < 3; ++axis)
@@ -1462,6 +1469,24 @@ bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::sp
         }
     }
     return xsimd::all(finite);
+}
+
+/// Solve and integrate in one sweep over particles [begin, end), vector twin. For each lane group:
+/// the slot forces from the unchanged positions, added as `iterations` passes onto the accumulators
+/// (read only when a force stage wrote them, else zero in registers), then the Verlet update, whose
+/// new position goes into the *previous*-position array. The position array is never written, so
+/// every neighbour read in the sweep sees the old positions, as literal passes do; the caller swaps
+/// the two arrays afterwards. Per particle this is the operation sequence of the unfused
+/// accumulate + integrate, so the result is bit-identical to it. Returns false when any new
+/// coordinate is not finite.
+template <class Arch, class T>
+bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
+                  const IntegrateParams<T>& p, std::size_t begin, std::size_t end, int iterations,
+                  bool read_accumulators, bool contiguous = true)
+{
+    if (extra.empty())
+        return sweep_lanes<false, Arch>(s, c, extra, p, begin, end, iterations, read_accumulators, contiguous);
+    return sweep_lanes<true, Arch>(s, c, extra, p, begin, end, iterations, read_accumulators, contiguous);
 }
 
 /// Scalar twin of sweep_vector.
