@@ -18,11 +18,9 @@
 
 #include "catch.hpp"
 #include "meshes.hpp"
+#include "same_bits.hpp"
 #include "support.hpp"
 
-#if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
-#endif
 #if SIMDVERLET_HAVE_TINYOBJLOADER
 #    include <simdverlet/obj_mesh.hpp>
 #endif
@@ -294,14 +292,10 @@ TEST_CASE("render normals are the same bits on the scalar path and on any thread
         for (int c = 0; c < wide.width(); ++c)
             CHECK(reference_wide.positions[wide.index(c, 4) - wide.base()] == wide.position(c, 4));
         sim.set_vectorized(true);
-        std::vector<std::shared_ptr<Executor>> executors = {std::make_shared<SerialExecutor>()};
-#if SIMDVERLET_HAVE_OPENMP
-        for (int threads : {1, 2, 3})
-            executors.push_back(std::make_shared<OpenMPExecutor>(threads));
-#endif
-        for (const auto& executor : executors)
+        for (const auto& [name, executor] : bitwise_executors())
             for (std::size_t grain : {std::size_t(1), std::size_t(40), std::size_t(1000)})
             {
+                INFO(name << ", grain " << grain);
                 sim.set_executor(executor, grain);
                 CHECK(same_normals(render_mesh(sheet.cloth), reference));
                 CHECK(same_normals(render_mesh(wide), reference_wide));
@@ -806,14 +800,10 @@ TEST_CASE("a mesh cloth's render normals are the same bits on any thread count a
         sim.set_vectorized(false); // the mesh path is scalar either way
         CHECK(same_normals(render_mesh(cloth), reference));
         sim.set_vectorized(true);
-        std::vector<std::shared_ptr<Executor>> executors = {std::make_shared<SerialExecutor>()};
-#if SIMDVERLET_HAVE_OPENMP
-        for (int threads : {1, 2, 3})
-            executors.push_back(std::make_shared<OpenMPExecutor>(threads));
-#endif
-        for (const auto& executor : executors)
+        for (const auto& [name, executor] : bitwise_executors())
             for (std::size_t grain : {std::size_t(1), std::size_t(40), std::size_t(1000)})
             {
+                INFO(name << ", grain " << grain);
                 sim.set_executor(executor, grain);
                 const auto mesh = render_mesh(cloth);
                 CHECK(same_normals(mesh, reference));

@@ -18,6 +18,19 @@
 namespace simdverlet::testing
 {
 
+/// The executors a bitwise test runs over, named: the serial executor and, where the build has
+/// OpenMP, 1, 2 and 3 threads.
+inline std::vector<std::pair<std::string, std::shared_ptr<Executor>>> bitwise_executors()
+{
+    std::vector<std::pair<std::string, std::shared_ptr<Executor>>> executors = {
+        {"serial executor", std::make_shared<SerialExecutor>()}};
+#if SIMDVERLET_HAVE_OPENMP
+    for (int threads : {1, 2, 3})
+        executors.emplace_back("OpenMP x" + std::to_string(threads), std::make_shared<OpenMPExecutor>(threads));
+#endif
+    return executors;
+}
+
 /// `run(configure)` builds a scene, calls configure(sim), steps it and returns the simulation and
 /// a count the stage reported. Checks that the scalar path and the serial executor and OpenMP on
 /// 1, 2 and 3 threads, each at grains 1, 40 and `large_grain`, give the reference's positions, and
@@ -30,13 +43,7 @@ int check_same_bits_on_every_path(Run run, std::size_t large_grain = 1000)
     const auto scalar = run([](auto& s) { s.set_vectorized(false); });
     CHECK(same_positions(scalar.first, reference.first));
     CHECK(scalar.second == reference.second);
-    std::vector<std::pair<std::string, std::shared_ptr<Executor>>> executors = {
-        {"serial executor", std::make_shared<SerialExecutor>()}};
-#if SIMDVERLET_HAVE_OPENMP
-    for (int threads : {1, 2, 3})
-        executors.emplace_back("OpenMP x" + std::to_string(threads), std::make_shared<OpenMPExecutor>(threads));
-#endif
-    for (const auto& named : executors)
+    for (const auto& named : bitwise_executors())
         for (std::size_t grain : {std::size_t(1), std::size_t(40), large_grain})
         {
             INFO(named.first << ", grain " << grain);

@@ -119,9 +119,9 @@ simd::IndexBatch<T, Arch> lane_iota()
 /// positions are one contiguous load at i + d instead of a gather. The values loaded are the same,
 /// so the result is bit-identical; `contiguous` = false forces gathers everywhere.
 template <class Arch, class T>
-void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i, std::size_t row,
-                        bool contiguous, const simd::IndexBatch<T, Arch>& iota,
-                        SlotForce<simd::Batch<T, Arch>> (&f)[kSlots])
+SIMDVERLET_INLINE void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i,
+                                          std::size_t row, bool contiguous, const simd::IndexBatch<T, Arch>& iota,
+                                          SlotForce<simd::Batch<T, Arch>> (&f)[kSlots])
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
