@@ -30,7 +30,7 @@ out=bench/results/$name.md
     echo "# Benchmark comparison: $name"
     echo
     echo "- command: \`bash bench/compare_commits.sh $base $name $rounds $(printf '%q ' "$@" | sed 's/ $//')\`"
-    echo "- base: $base_rev; this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include bench tests || echo ' with uncommitted changes')"
+    echo "- base: $base_rev; this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include bench tests ':!bench/results' || echo ' with uncommitted changes')"
     echo "- compiler: \`$("$compiler" --version | head -1)\`, release preset (-O3 -march=native)"
     echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
     echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
