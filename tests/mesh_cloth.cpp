@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -583,4 +584,56 @@ TEST_CASE("a mesh cloth numbered along a Z-order curve moves to the bit as the o
                 moved);
     CHECK(moved > 0.1);
     CHECK(gap == 0.0);
+}
+
+TEST_CASE("self-collision spares a mesh cloth's spring partners in every layer and pushes the others apart",
+          "[mesh_cloth][self_collision]")
+{
+    // A flat irregular mesh cloth at rest, no gravity, with a thickness above the rest distance of
+    // some pairs joined only by a spring in a further layer (bend springs across short diagonals)
+    // and below every unjoined pair's: at rest nothing may move, so the exemption reads every
+    // layer. Then one vertex is lifted to a third of the thickness above an unjoined vertex, and
+    // the stage must part them.
+    Simulation<float> sim;
+    const auto mesh = sheet_mesh<float>(14, 4.0f, true, 5, 0.35f);
+    auto cloth = add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 60});
+    const auto& layers = sim.constraint_layers();
+    REQUIRE(layers.count() >= 3);
+    float later_only = std::numeric_limits<float>::max(), unjoined = std::numeric_limits<float>::max();
+    std::pair<std::size_t, std::size_t> unjoined_pair;
+    for (std::size_t i = cloth.base(); i < cloth.end(); ++i)
+        for (std::size_t j = i + 1; j < cloth.end(); ++j)
+        {
+            const float d = (sim.state().position(i) - sim.state().position(j)).norm();
+            const auto slot = layers.slot_to(i, std::int32_t(j));
+            if (!layers.joined(i, j) && d < unjoined)
+            {
+                unjoined = d;
+                unjoined_pair = {i, j};
+            }
+            else if (slot && slot->layer > 0 && !layers[0].slot_to(i, std::int32_t(j)) && d < later_only)
+                later_only = d;
+        }
+    const float thickness = 0.5f * (later_only + unjoined);
+    std::printf("mesh cloth at rest: nearest pair joined only in a further layer %.3f, nearest unjoined %.3f, "
+                "thickness %.3f\n",
+                double(later_only), double(unjoined), double(thickness));
+    REQUIRE(later_only < 0.95f * unjoined);
+    add_self_collision(sim, SelfCollisionOptions<float>{.thickness = thickness});
+    const State3<float> rest = sim.state();
+    const StepParams<float> still{.gravity = {0, 0, 0}, .iterations = 2, .substeps = 2};
+    for (int frame = 0; frame < 30; ++frame)
+        sim.step(still);
+    float drift = 0;
+    for (std::size_t i = cloth.base(); i < cloth.end(); ++i)
+        drift = std::max(drift, (sim.state().position(i) - rest.position(i)).norm());
+    CHECK(drift < 1e-4f * thickness); // what remains is the springs' rounding at their rest lengths
+
+    const auto [a, b] = unjoined_pair;
+    cloth.teleport(cloth.vertex(a), sim.state().position(b) + Vec3<float>(0, 0, thickness / 3));
+    sim.step(still);
+    const float parted = (sim.state().position(a) - sim.state().position(b)).norm();
+    std::printf("lifted vertex %.3f above an unjoined one, after one step %.3f apart\n", double(thickness / 3),
+                double(parted));
+    CHECK(parted > 0.9f * thickness);
 }
