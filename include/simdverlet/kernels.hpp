@@ -167,6 +167,27 @@ SIMDVERLET_INLINE void slot_forces_vector(const StateArrays<T>& s, const Constra
     }
 }
 
+/// How far ahead, in rows, the layered solve prefetches each layer's slot arrays. A mesh cloth's
+/// four layers stream 48 arrays at once, more than the hardware prefetcher follows: out of cache,
+/// a 65 536-vertex mesh cloth ran 2.2 times slower without (docs/performance.md). A
+/// single layer's twelve arrays are followed by the hardware, so the single-layer sweep issues
+/// none.
+inline constexpr std::size_t kPrefetchRows = 256;
+
+/// Prefetches the slots of the rows kPrefetchRows past `row` in layer `c`, where it has them.
+template <class T>
+SIMDVERLET_INLINE void prefetch_slots(const ConstraintArrays<T>& c, std::size_t row)
+{
+    if (row + kPrefetchRows >= c.end - c.first)
+        return;
+    for (int k = 0; k < kSlots; ++k)
+    {
+        simd::prefetch(c.neighbour[k] + row + kPrefetchRows);
+        simd::prefetch(c.rest[k] + row + kPrefetchRows);
+        simd::prefetch(c.stiffness[k] + row + kPrefetchRows);
+    }
+}
+
 /// The summed slot forces of the lane group at i over layer 0 (`c`) and every further layer that
 /// covers it, in layer order. `Layered` = false compiles the single-layer sweep of grids and
 /// strands with no trace of the further layers, so they cost such a simulation nothing.
@@ -176,12 +197,15 @@ solve_sum_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::spa
                  std::size_t i, bool contiguous, const simd::IndexBatch<T, Arch>& iota)
 {
     SlotForce<simd::Batch<T, Arch>> f[kSlots];
+    if constexpr (Layered)
+        prefetch_slots(c, i);
     slot_forces_vector<Arch>(s, c, i, i, contiguous, iota, f);
     auto sum = slot_sum(f);
     if constexpr (Layered)
         for (const auto& layer : extra)
             if (layer.covers(i))
             {
+                prefetch_slots(layer, i - layer.first);
                 slot_forces_vector<Arch>(s, layer, i, i - layer.first, contiguous, iota, f);
                 add_layer_sum(sum, f);
             }
@@ -702,19 +726,6 @@ void for_each_pair_vector(const StateArrays<T>& state, const std::int32_t* pair_
                             simd::gather<T, Arch>(s.pz, index),
                             s.inv_mass ? simd::gather<T, Arch>(s.inv_mass, index) : B(T(1))};
     };
-    // A gathered batch's two ends span a few cache lines of each array that no prefetcher can
-    // foresee: asking for those a few batches ahead took a tenth off the sweep on the benchmark's
-    // pile (a scratch probe, docs/performance.md).
-    constexpr std::size_t kAhead = 4 * L;
-    const auto prefetch = [&](std::size_t q) {
-        for (const T* array : std::array<const T*, 7>{s.x, s.y, s.z, s.px, s.py, s.pz, s.inv_mass})
-            if (array)
-                for (const std::int32_t* side : std::array<const std::int32_t*, 2>{pair_a, pair_b})
-                {
-                    simd::prefetch(array + side[q]);
-                    simd::prefetch(array + side[q + L - 1]);
-                }
-    };
     const auto all = simd::first_lanes<T, Arch>(L);
     for (std::size_t p = p_begin; p < p_end; p += L)
     {
@@ -723,8 +734,6 @@ void for_each_pair_vector(const StateArrays<T>& state, const std::int32_t* pair_
             visit(load_run<Arch>(s, std::size_t(pair_a[p])), load_run<Arch>(s, std::size_t(pair_b[p])), all, p);
             continue;
         }
-        if (p + kAhead < p_end && !runs[(p + kAhead) / L])
-            prefetch(p + kAhead);
         const auto a = simd::load_indices<T, Arch>(pair_a + p), b = simd::load_indices<T, Arch>(pair_b + p);
         visit(load(a), load(b),
               simd::index_mask<T, Arch>(a != b) && (p + L <= p_end ? all : simd::first_lanes<T, Arch>(p_end - p)), p);

@@ -481,8 +481,9 @@ void store_at(T* p, const Batch<T, Arch>& v)
     v.store_unaligned(p);
 }
 
-/// Asks for the cache line holding p, ahead of a load the hardware cannot foresee (a gather's).
-inline void prefetch(const void* p) noexcept
+/// Asks for the cache line holding p, ahead of a load the hardware cannot foresee (a gather's, or
+/// one of more streams than its prefetcher follows). Never faults and changes no value.
+SIMDVERLET_INLINE void prefetch(const void* p) noexcept
 {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(p);
