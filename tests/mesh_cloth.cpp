@@ -611,7 +611,8 @@ TEST_CASE("self-collision spares a mesh cloth's spring partners in every layer a
                 unjoined = d;
                 unjoined_pair = {i, j};
             }
-            else if (slot && slot->layer > 0 && !layers[0].slot_to(i, std::int32_t(j)) && d < later_only)
+            else if (slot && slot->layer > 0 && !layers[0].slot_to(i, std::int32_t(j)) &&
+                     !layers[0].slot_to(j, std::int32_t(i)) && d < later_only)
                 later_only = d;
         }
     const float thickness = 0.5f * (later_only + unjoined);
