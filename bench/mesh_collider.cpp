@@ -2,9 +2,11 @@
 // particles), 1 iteration, 6 substeps, g = 9.81, dropped onto a 10 000-triangle torus (100 x 50
 // quads, ring radius 40, tube 15) and stepped 2 s, so that about two fifths of the sheet lie on
 // the mesh. Then timed per 60 Hz frame with the mesh on and switched off (the difference is the
-// collider's cost), on 1 and 2 threads, and one collider pass alone, vector and scalar; the vector
-// path with the sheet's grid given to the collider (tiles: 4 x 4 particles a batch on AVX-512)
-// and without (runs of 16 along a row).
+// collider's cost), on 1 and 2 threads, and one collider pass alone, vector and scalar; contacts
+// found per call (the default) or per substep; per substep, the vector path with the sheet's grid
+// given to the collider (tiles: 4 x 4 particles a batch on AVX-512) and without (runs of 16 along
+// a row). The Drape settles per call; the passes alone (BM_mesh_collider_pass, _order) are the
+// per-substep path, driven directly.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -69,6 +71,8 @@ void BM_mesh_collider(benchmark::State& bench)
     const bool tiles = bench.range(3) != 0;
     if (tiles)
         drape.mesh->set_particle_grids({drape.grid});
+    const bool per_call = bench.range(4) != 0;
+    drape.mesh->set_detection(per_call ? ContactDetection::per_call : ContactDetection::per_substep);
     // Every iteration steps the same frame from the same state, so runs of any length time the
     // same work.
     const State3<float> original = drape.sim.state();
@@ -80,13 +84,14 @@ void BM_mesh_collider(benchmark::State& bench)
     bench.counters["contacts"] = double(drape.mesh->contacts());
     bench.SetLabel(std::string(enabled ? "with" : "without") + " the mesh, " + std::to_string(threads) +
                    (threads > 1 ? " threads" : " thread") + (drape.sim.vectorized() ? "" : ", scalar") +
-                   (tiles ? ", tiles" : ""));
+                   (tiles ? ", tiles" : "") + (enabled ? (per_call ? ", per call" : ", per substep") : ""));
 }
 
 /// Times one pass of `mesh` over `state`, restored after each, so every pass sees the same
 /// contacts (and, after the first, warm candidate lists). Reports the contacts.
 void time_passes(benchmark::State& bench, TriangleMeshCollider<float>& mesh, State3<float>& state)
 {
+    mesh.set_detection(ContactDetection::per_substep); // a pass driven directly is a call of its own
     const State3<float> original = state;
     int contacts = 0;
     for (auto _ : bench)
@@ -349,12 +354,15 @@ BENCHMARK(BM_mesh_collider_pass)
     ->Args({0, 0})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mesh_collider)
-    ->ArgNames({"mesh", "threads", "vectorized", "tiles"})
-    ->Args({1, 1, 1, 1})
-    ->Args({1, 1, 1, 0})
-    ->Args({0, 1, 1, 0})
-    ->Args({1, 1, 0, 0})
-    ->Args({1, 2, 1, 1})
-    ->Args({1, 2, 1, 0})
-    ->Args({0, 2, 1, 0})
+    ->ArgNames({"mesh", "threads", "vectorized", "tiles", "per_call"})
+    ->Args({1, 1, 1, 0, 1})
+    ->Args({1, 1, 1, 1, 0})
+    ->Args({1, 1, 1, 0, 0})
+    ->Args({0, 1, 1, 0, 0})
+    ->Args({1, 1, 0, 0, 1})
+    ->Args({1, 1, 0, 0, 0})
+    ->Args({1, 2, 1, 0, 1})
+    ->Args({1, 2, 1, 1, 0})
+    ->Args({1, 2, 1, 0, 0})
+    ->Args({0, 2, 1, 0, 0})
     ->Unit(benchmark::kMillisecond);

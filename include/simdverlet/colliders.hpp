@@ -221,6 +221,7 @@ class Collider
                                              std::to_string(end) + ") is not inside the " +
                                              std::to_string(state.size()) + " particles");
         m_simulation_vectorized = true; // driven directly, by no simulation: a set's last switch no longer applies
+        m_call = {.call = detail::next_call_id()}; // and each pass is a call of its own
         begin_pass(state.size());
         m_contacts = enabled ? project_range(state.arrays_view(), begin, end) : 0;
         end_pass();
@@ -244,6 +245,10 @@ class Collider
     /// Called once after a pass, on one thread (an animated mesh forgets the motion it swept).
     virtual void end_pass() {}
 
+    /// Where this pass stands in its simulation's call of step(); a pass driven directly, or by a
+    /// set without a simulation, is a call of one substep of its own.
+    const CallProgress<T>& call() const noexcept { return m_call; }
+
     /// Whether this pass takes the vector path: the collider's own switch, its simulation's
     /// (Simulation::set_vectorized, inside a ColliderSet), and a shape that has one.
     bool vector_path() const noexcept { return vectorized && m_simulation_vectorized && has_vector_path(); }
@@ -261,6 +266,7 @@ class Collider
     friend class ColliderSet<T>;
 
     bool m_simulation_vectorized = true; // set by a ColliderSet for each pass
+    CallProgress<T> m_call;              // likewise
 
     ContactMaterial<T> with(T ContactMaterial<T>::*field, T v) const
     {
@@ -737,10 +743,14 @@ class ColliderSet
         // Chunks are cut on absolute particle indices from 0, so their bounds are whole padding
         // blocks and two chunks never share a lane group.
         const auto world = m_world.lock();
+        CallProgress<T> call = world ? world->call_progress() : CallProgress<T>{};
+        if (call.call == 0) // driven outside any call of step()
+            call.call = detail::next_call_id();
         for (auto& c : m_colliders)
             if (c->enabled)
             {
                 c->m_simulation_vectorized = !world || world->vectorized();
+                c->m_call = call;
                 c->begin_pass(state.size());
             }
         const auto run_range = [&](std::size_t b, std::size_t e, std::vector<int>& count) {

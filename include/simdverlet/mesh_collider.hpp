@@ -168,6 +168,36 @@ SIMDVERLET_INLINE void closest_offset(const F& f, const V& px, const V& py, cons
     dz = simd::select(face, dz, apz - (V(f.e1[2]) * v + V(f.e2[2]) * w));
 }
 
+/// The nearest triangle found so far, lane by lane: the point minus its closest point on it (q,
+/// |q|^2 = d2) and the triangle's normal (fn, toward the point when two-sided).
+template <class V>
+struct Nearest
+{
+    V d2, qx, qy, qz, fnx, fny, fnz;
+
+    explicit Nearest(const V& start) : d2(start), qx(V(0)), qy(V(0)), qz(V(0)), fnx(V(0)), fny(V(0)), fnz(V(0)) {}
+
+    /// Takes triangle f, for `lanes`, where it is nearer than what was found (s: the point's
+    /// distance along n, side: +-1 toward the point); returns where it was taken.
+    template <class F, class M>
+    M consider(const F& f, const V& x, const V& y, const V& z, const V& s, const V& nx, const V& ny, const V& nz,
+               const V& side, const M& lanes)
+    {
+        V dx, dy, dz;
+        closest_offset(f, x, y, z, s, nx, ny, nz, lanes, dx, dy, dz);
+        const V e2 = dx * dx + dy * dy + dz * dz;
+        const M closer = lanes && (e2 < d2);
+        d2 = simd::select(closer, e2, d2);
+        qx = simd::select(closer, dx, qx);
+        qy = simd::select(closer, dy, qy);
+        qz = simd::select(closer, dz, qz);
+        fnx = simd::select(closer, nx * side, fnx);
+        fny = simd::select(closer, ny * side, fny);
+        fnz = simd::select(closer, nz * side, fnz);
+        return closer;
+    }
+};
+
 /// A bounding-volume hierarchy over triangle bounds: median splits on the longest axis of the
 /// centroids, up to kLeaf triangles a leaf, nodes in depth-first order (a node's children come
 /// after it, the left one next). Built in O(m log m); refit in O(m), children before parents.
@@ -281,6 +311,18 @@ class TriangleTree
 };
 } // namespace detail
 
+/// When a TriangleMeshCollider looks for the triangles near each particle.
+enum class ContactDetection
+{
+    /// Once per call of step(): each particle's nearest feature becomes a contact plane, kept for
+    /// the call's substeps while the particle stays inside the box its motion was predicted to
+    /// fill; one that leaves it is planned again from where it is. A substep costs a plane test.
+    per_call,
+    /// Every substep: the swept and closest-point tests against every triangle near each
+    /// particle. The exact contact of every substep, at several times the cost.
+    per_substep,
+};
+
 /// A triangle mesh particles collide with, static or animated (set_vertices each frame). Two-sided
 /// by default: a shell `thickness` deep on both sides of every triangle, for open surfaces (a
 /// sail, a wall, a car seat). One-sided keeps particles on the outer side of a closed body, the
@@ -301,6 +343,7 @@ class TriangleMeshCollider : public Collider<T>
         bool two_sided = true; ///< false: a closed body, outside = the side counter-clockwise winding faces
         MeshRepair repair = MeshRepair::drop; ///< zero-area and repeated triangles: dropped, reported by repairs()
                                               ///< and logged (assets carry a few), or refused
+        ContactDetection detection = ContactDetection::per_call; ///< see ContactDetection
     };
 
     /// Sanitizes the mesh as sanitize_mesh does, except that every vertex is kept, numbered as
@@ -313,6 +356,7 @@ class TriangleMeshCollider : public Collider<T>
         detail::log_repairs(m_repairs, "mesh collider");
         m_thickness = shape.thickness;
         m_two_sided = shape.two_sided;
+        m_detection = shape.detection;
         m_vertices = std::move(mesh.vertices);
         m_triangles = std::move(mesh.triangles);
         build();
@@ -348,6 +392,14 @@ class TriangleMeshCollider : public Collider<T>
         check_thickness(thickness);
         m_thickness = thickness;
     }
+
+    /// Takes effect at the next pass; plans made before are dropped then.
+    void set_detection(ContactDetection detection) noexcept
+    {
+        m_detection = detection;
+        ++m_stamp;
+    }
+    ContactDetection detection() const noexcept { return m_detection; }
 
     const std::vector<Vec3<T>>& vertices() const noexcept { return m_vertices; }
     const std::vector<std::array<std::int32_t, 3>>& triangles() const noexcept { return m_triangles; }
@@ -407,12 +459,18 @@ class TriangleMeshCollider : public Collider<T>
     {
         m_blocks.resize((particles + kBlock - 1) / kBlock);
         m_reach = m_thickness + this->material().margin;
+        if (m_detection == ContactDetection::per_call)
+            m_plan.resize(particles);
     }
 
     void end_pass() override { m_moving = false; }
 
     int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
     {
+        // A mesh that moved since the last pass is swept exactly, as per_substep does: its plans
+        // are made at the next pass, against the mesh where it now stands.
+        if (m_detection == ContactDetection::per_call && !m_moving)
+            return project_planned(s, begin, end);
         if (m_grids.empty() || !this->vector_path() || kTileRows < 2)
             return project_runs(s, begin, end);
         // A row group (kTileRows rows of a grid) goes in tiles when it lies wholly in this chunk;
@@ -459,6 +517,314 @@ class TriangleMeshCollider : public Collider<T>
         ParticleGrid grid;
         std::vector<Block> tiles; // row group by row group, left to right within one
     };
+
+    /// A block of kBlock particles' share of a call's plan.
+    struct PlanBlock
+    {
+        std::uint64_t call = 0;           // the call it was made for; 0: never
+        std::uint64_t stamp = 0;          // m_stamp then
+        T reach = T(0);                   // m_reach then
+        std::size_t particles = 0;        // the state's size then: a removal renumbers particles
+        detail::Bounds<T> box;            // the union of its particles' boxes
+        detail::Bounds<T> inner;          // the box faces was listed for, holding `box`
+        std::uint64_t list_stamp = 0;     // m_stamp when listed; 0: never
+        T list_reach = T(0);              // m_reach then
+        std::vector<std::uint32_t> faces; // triangles (tree order) within reach of inner
+    };
+
+    /// What per_call detection keeps for each particle through a call: the box its motion was
+    /// predicted to stay in, and what to do while it does (mode kNoContact, kPlane or kExact), with
+    /// the plane n . x >= offset for kPlane.
+    struct CallPlan
+    {
+        std::array<std::vector<T>, 3> lo, hi, n;
+        std::vector<T> offset, mode;
+        std::vector<PlanBlock> blocks;
+        std::size_t particles = 0;
+
+        void resize(std::size_t count)
+        {
+            particles = count;
+            blocks.resize((count + kBlock - 1) / kBlock);
+            // Whole blocks, so that a vector pass reads and writes whole lane groups.
+            const std::size_t padded = blocks.size() * kBlock;
+            for (auto* a : {&lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2], &n[0], &n[1], &n[2], &offset, &mode})
+                a->resize(padded);
+        }
+    };
+
+    /// The particles one pass of V covers: a batch's lanes, or one.
+    template <class V>
+    static constexpr std::size_t lanes_of()
+    {
+        if constexpr (std::is_floating_point_v<V>)
+            return 1;
+        else
+            return V::size;
+    }
+
+    static constexpr T kNoContact = T(0); // no triangle within reach of the box: nothing to do
+    static constexpr T kPlane = T(1);     // every triangle near the box lies behind one plane
+    static constexpr T kExact = T(2);     // not so (a crease, a saddle): the per_substep tests
+    /// How far, as a fraction of the reach, a corner of a triangle near a particle's box may stand
+    /// in front of the particle's contact plane for the plane alone to stand in for the mesh. A
+    /// particle held by its plane keeps at least (1 - this) x reach from every triangle; it cannot
+    /// cross one.
+    static constexpr T kPlaneTolerance = T(0.25);
+
+    /// Particles [begin, end) against their plans for the call, made here for a block whose plan
+    /// is not this call's.
+    int project_planned(const StateArrays<T>& s, std::size_t begin, std::size_t end)
+    {
+        int touched = 0;
+        for (std::size_t first = begin / kBlock * kBlock; first < end; first += kBlock)
+        {
+            const std::size_t b = std::max(begin, first), e = std::min(end, first + kBlock);
+            PlanBlock& block = m_plan.blocks[first / kBlock];
+            if (!planned_now(block))
+                plan_block(s, b, e, block);
+            touched += this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
+                return follow_plan(p, movable, i, block);
+            });
+        }
+        return touched;
+    }
+
+    bool planned_now(const PlanBlock& block) const noexcept
+    {
+        return block.call == this->call().call && block.stamp == m_stamp && block.reach == m_reach &&
+               block.particles == m_plan.particles;
+    }
+
+    /// Plans the movable particles of [b, e): their boxes first, then the triangles near all of
+    /// them, then each particle's contact.
+    void plan_block(const StateArrays<T>& s, std::size_t b, std::size_t e, PlanBlock& block)
+    {
+        // Particles the passes skip (pinned ones) keep an empty box: were one freed within the
+        // call, it would be planned on its first pass.
+        clear_plans(b, e);
+        const auto none = [](const auto& movable) { return std::remove_cvref_t<decltype(movable)>(false); };
+        this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
+            predict_boxes(p, movable, i);
+            return none(movable);
+        });
+        block.box = detail::Bounds<T>{};
+        add_boxes(block.box, b, e);
+        query_plan_faces(block);
+        this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
+            plan_contacts(p, movable, i, block.faces);
+            return none(movable);
+        });
+        block.call = this->call().call;
+        block.stamp = m_stamp;
+        block.reach = m_reach;
+        block.particles = m_plan.particles;
+    }
+
+    /// Empty boxes and no contact for particles [b, e).
+    void clear_plans(std::size_t b, std::size_t e)
+    {
+        for (int k = 0; k < 3; ++k)
+        {
+            std::fill(m_plan.lo[k].begin() + std::ptrdiff_t(b), m_plan.lo[k].begin() + std::ptrdiff_t(e),
+                      std::numeric_limits<T>::max());
+            std::fill(m_plan.hi[k].begin() + std::ptrdiff_t(b), m_plan.hi[k].begin() + std::ptrdiff_t(e),
+                      std::numeric_limits<T>::lowest());
+        }
+        std::fill(m_plan.mode.begin() + std::ptrdiff_t(b), m_plan.mode.begin() + std::ptrdiff_t(e), kNoContact);
+    }
+
+    /// Adds the boxes of particles [b, e) to `box`. An empty one (lo = max, hi = lowest) adds
+    /// nothing, so no lane needs a test.
+    void add_boxes(detail::Bounds<T>& box, std::size_t b, std::size_t e) const
+    {
+        for (int k = 0; k < 3; ++k)
+        {
+            // In locals: through the reference, every step would store and reload the bound.
+            T lo = box.lo[k], hi = box.hi[k];
+            const T* los = m_plan.lo[k].data();
+            const T* his = m_plan.hi[k].data();
+            for (std::size_t i = b; i < e; ++i)
+            {
+                lo = std::min(lo, los[i]);
+                hi = std::max(hi, his[i]);
+            }
+            box.lo[k] = lo;
+            box.hi[k] = hi;
+        }
+    }
+
+    /// Lists the triangles near the block's box, keeping the list of an earlier call while the
+    /// box stays inside the one it was made for and the mesh is unchanged: a resting cloth's
+    /// boxes barely move, and a tree walk costs more than a block's plan. A longer list only
+    /// costs time: each lane tests the triangles near its own box.
+    void query_plan_faces(PlanBlock& block) const
+    {
+        if (!(block.box.lo[0] <= block.box.hi[0]))
+        {
+            block.faces.clear();
+            return;
+        }
+        if (block.list_stamp == m_stamp && block.list_reach == m_reach && block.inner.contains(block.box))
+            return;
+        // The same slack as the per-substep lists (see refresh).
+        block.inner = block.box.grown(block.box.largest_extent() / T(16));
+        block.list_stamp = m_stamp;
+        block.list_reach = m_reach;
+        block.faces.clear();
+        m_tree.query(block.inner.grown(m_reach), m_boxes, block.faces);
+    }
+
+    /// Each lane of `lanes`: the box its motion over the rest of the call is predicted to stay
+    /// in. It holds the substep's segment (px to x) and the call's end if the particle kept this
+    /// substep's velocity under gravity alone, grown by the reach as slack for the forces and
+    /// contacts the prediction leaves out.
+    template <class V, class M>
+    void predict_boxes(const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t i)
+    {
+        const CallProgress<T>& call = this->call();
+        const T r = T(call.remaining());
+        const T fall = call.dt * call.dt * r * (r + T(1)) / T(2); // sum of k dt^2 for k = 1..r
+        const V x[3] = {p.x, p.y, p.z}, px[3] = {p.px, p.py, p.pz};
+        const V slack(m_reach / T(4));
+        for (int k = 0; k < 3; ++k)
+        {
+            const V end = x[k] + (x[k] - px[k]) * V(r) + V(call.gravity[k] * fall);
+            store_lanes(m_plan.lo[k], i, lanes, simd::min(simd::min(x[k], px[k]), end) - slack);
+            store_lanes(m_plan.hi[k], i, lanes, simd::max(simd::max(x[k], px[k]), end) + slack);
+        }
+    }
+
+    template <class V>
+    static const V& p_component(const kernels::ParticleLanes<V>& p, int k)
+    {
+        return k == 0 ? p.px : k == 1 ? p.py : p.pz;
+    }
+
+    /// Writes v into the lanes `lanes` of a[i...], keeping the others.
+    template <class V, class M>
+    static void store_lanes(std::vector<T>& a, std::size_t i, const M& lanes, const V& v)
+    {
+        simd::store_at(a.data() + i, simd::select(lanes, v, simd::load_at<V>(a.data() + i)));
+    }
+
+    /// Each lane of `lanes`: its contact for the call, from where the substep started (px, on
+    /// the legal side of every triangle as the last pass left it): the nearest feature of the
+    /// triangles near its box gives the plane; the plane stands for the mesh if every one of
+    /// those triangles lies behind it (kPlane), else the lane takes the exact tests (kExact).
+    template <class V, class M>
+    void plan_contacts(const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t i,
+                       const std::vector<std::uint32_t>& faces)
+    {
+        const V zero(T(0)), one(T(1)), reach(m_reach);
+        V lo[3], hi[3];
+        for (int k = 0; k < 3; ++k)
+        {
+            lo[k] = simd::load_at<V>(m_plan.lo[k].data() + i) - reach;
+            hi[k] = simd::load_at<V>(m_plan.hi[k].data() + i) + reach;
+        }
+        const auto near_box = [&](std::uint32_t f) {
+            const detail::Bounds<T>& box = m_boxes[f];
+            return lanes && (lo[0] <= V(box.hi[0])) && (hi[0] >= V(box.lo[0])) && (lo[1] <= V(box.hi[1])) &&
+                   (hi[1] >= V(box.lo[1])) && (lo[2] <= V(box.hi[2])) && (hi[2] >= V(box.lo[2]));
+        };
+        // A triangle farther from px than the box's farthest corner plus the reach is out of reach
+        // of the whole box: the search starts there, so that it never finds one.
+        V far2 = zero;
+        for (int k = 0; k < 3; ++k)
+        {
+            const V c = p_component(p, k);
+            const V out = simd::max(c - lo[k], hi[k] - c); // lo, hi already grown by the reach
+            far2 = far2 + out * out;
+        }
+        detail::Nearest<V> nearest(far2); // to px
+        M found = lanes && (zero != zero);
+        for (const std::uint32_t k : faces)
+        {
+            const M near = near_box(k);
+            if (!simd::any(near))
+                continue;
+            const detail::Face<T>& f = m_faces[k];
+            const V nx(f.n[0]), ny(f.n[1]), nz(f.n[2]);
+            const V s0 = (p.px - V(f.a[0])) * nx + (p.py - V(f.a[1])) * ny + (p.pz - V(f.a[2])) * nz;
+            // No point of the triangle is nearer than its plane.
+            const M could = near && (s0 * s0 < nearest.d2);
+            if (!simd::any(could))
+                continue;
+            const V side = m_two_sided ? simd::select(s0 < zero, V(-one), one) : one;
+            // Not inside ||: for the scalar twin that would skip the triangle once one was found.
+            const M closer = nearest.consider(f, p.px, p.py, p.pz, s0, nx, ny, nz, side, could);
+            found = found || closer;
+        }
+        if (!simd::any(found))
+        {
+            store_lanes(m_plan.mode, i, lanes, zero);
+            return;
+        }
+        // The normal as the exact test takes it.
+        const auto normal = closest_normal(nearest);
+        const V &nx = normal.nx, &ny = normal.ny, &nz = normal.nz;
+        // n . the closest point
+        const V foot = nx * (p.px - nearest.qx) + ny * (p.py - nearest.qy) + nz * (p.pz - nearest.qz);
+        // How far the triangles near the box stand in front of the plane through the closest point.
+        V ahead(std::numeric_limits<T>::lowest());
+        for (const std::uint32_t k : faces)
+        {
+            const M near = near_box(k);
+            if (!simd::any(near))
+                continue;
+            const detail::Face<T>& f = m_faces[k];
+            const V na = nx * V(f.a[0]) + ny * V(f.a[1]) + nz * V(f.a[2]);
+            const V n1 = nx * V(f.e1[0]) + ny * V(f.e1[1]) + nz * V(f.e1[2]);
+            const V n2 = nx * V(f.e2[0]) + ny * V(f.e2[1]) + nz * V(f.e2[2]);
+            const V most = na + simd::max(zero, simd::max(n1, n2)) - foot;
+            ahead = simd::select(near, simd::max(ahead, most), ahead);
+        }
+        const V mode = simd::select(found, simd::select(ahead <= V(kPlaneTolerance * m_reach), V(kPlane), V(kExact)),
+                                    V(kNoContact));
+        store_lanes(m_plan.mode, i, lanes, mode);
+        store_lanes(m_plan.n[0], i, lanes, nx);
+        store_lanes(m_plan.n[1], i, lanes, ny);
+        store_lanes(m_plan.n[2], i, lanes, nz);
+        store_lanes(m_plan.offset, i, lanes, foot + reach);
+    }
+
+    /// One pass of lanes `movable` under the call's plan: a lane that left its box is planned
+    /// again first (from where it stands); then each keeps out of its plane, or takes the exact
+    /// tests against the block's triangles.
+    template <class V, class M>
+    M follow_plan(kernels::ParticleLanes<V>& p, const M& movable, std::size_t i, PlanBlock& block)
+    {
+        const auto inside = [&](int k, const V& a, const V& b) {
+            const V lo = simd::load_at<V>(m_plan.lo[k].data() + i), hi = simd::load_at<V>(m_plan.hi[k].data() + i);
+            return (a >= lo) && (a <= hi) && (b >= lo) && (b <= hi);
+        };
+        // Written as "not inside", so a NaN coordinate counts as having left.
+        const M stray = movable && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz));
+        if (simd::any(stray))
+        {
+            predict_boxes(p, stray, i);
+            add_boxes(block.box, i, i + lanes_of<V>());
+            query_plan_faces(block);
+            plan_contacts(p, stray, i, block.faces);
+        }
+        const V mode = simd::load_at<V>(m_plan.mode.data() + i);
+        const V nx = simd::load_at<V>(m_plan.n[0].data() + i);
+        const V ny = simd::load_at<V>(m_plan.n[1].data() + i);
+        const V nz = simd::load_at<V>(m_plan.n[2].data() + i);
+        const V depth = simd::load_at<V>(m_plan.offset.data() + i) - (nx * p.x + ny * p.y + nz * p.z);
+        const M exact = movable && (mode == V(kExact));
+        const M active = movable && (mode == V(kPlane)) && (depth > V(T(0)));
+        M touched = active;
+        if (simd::any(active))
+            detail::respond(p, nx, ny, nz, depth, active, this->material());
+        if (simd::any(exact))
+        {
+            const M hit = collide<false>(p, exact, block.faces); // called whatever touched holds
+            touched = touched || hit;
+        }
+        return touched;
+    }
 
     /// Particles [begin, end) in runs of consecutive indices, a block's list shared by its run.
     int project_runs(const StateArrays<T>& s, std::size_t begin, std::size_t end)
@@ -630,10 +996,8 @@ class TriangleMeshCollider : public Collider<T>
         const V lo_z = simd::min(p.z, p.pz) - reach, hi_z = simd::max(p.z, p.pz) + reach;
         V best_t(T(2));                                              // earliest crossing, as a fraction of the step
         V hit_nx = zero, hit_ny = zero, hit_nz = zero, hit_s = zero; // its normal, and x's distance along it
-        V best_d2 = reach * reach;                                   // closest triangle within reach
-        V qx = zero, qy = zero, qz = zero;                           // p minus its closest point
-        V fnx = zero, fny = zero, fnz = zero; // that triangle's normal (toward px when two-sided)
-        const T tolerance = T(1e-5);          // barycentric slack: a seam belongs to both sides
+        detail::Nearest<V> nearest(reach * reach);                   // the closest triangle within reach, to p
+        const T tolerance = T(1e-5);                                 // barycentric slack: a seam belongs to both sides
         for (const std::uint32_t k : faces)
         {
             const detail::Bounds<T>& box = m_boxes[k];
@@ -669,40 +1033,48 @@ class TriangleMeshCollider : public Collider<T>
             const M flat = near && (s1 < reach) && (s1 > -reach);
             if (!simd::any(flat))
                 continue;
-            V dx, dy, dz;
-            detail::closest_offset(f, p.x, p.y, p.z, s1, nx, ny, nz, flat, dx, dy, dz);
-            const V d2 = dx * dx + dy * dy + dz * dz;
-            const M closer = flat && (d2 < best_d2);
-            best_d2 = simd::select(closer, d2, best_d2);
-            qx = simd::select(closer, dx, qx);
-            qy = simd::select(closer, dy, qy);
-            qz = simd::select(closer, dz, qz);
-            fnx = simd::select(closer, nx * side, fnx);
-            fny = simd::select(closer, ny * side, fny);
-            fnz = simd::select(closer, nz * side, fnz);
+            nearest.consider(f, p.x, p.y, p.z, s1, nx, ny, nz, side, flat);
         }
         const M swept = best_t < V(T(2));
-        const M close = !swept && movable && (best_d2 < reach * reach);
+        const M close = !swept && movable && (nearest.d2 < reach * reach);
         const M active = swept || close;
         if (!simd::any(active))
             return active;
-        // The closest point's offset gives the normal, except where it has no direction (a
-        // particle on the surface) or, one-sided, points inward: there the face normal decides.
-        const V d = simd::sqrt(best_d2);
-        const V s = qx * fnx + qy * fny + qz * fnz;
-        M use_face = d < V(detail::kTinyLength<T>);
-        if (!m_two_sided)
-            use_face = use_face || (s < zero);
-        const V inv_d = one / simd::max(d, V(detail::kTinyLength<T>));
-        const V cnx = simd::select(use_face, fnx, qx * inv_d);
-        const V cny = simd::select(use_face, fny, qy * inv_d);
-        const V cnz = simd::select(use_face, fnz, qz * inv_d);
-        const V close_depth = reach - simd::select(use_face, s, d);
+        const auto normal = closest_normal(nearest);
+        const V &cnx = normal.nx, &cny = normal.ny, &cnz = normal.nz;
+        const V close_depth = reach - simd::select(normal.face, normal.s, normal.d);
         const V nx = simd::select(swept, hit_nx, cnx);
         const V ny = simd::select(swept, hit_ny, cny);
         const V nz = simd::select(swept, hit_nz, cnz);
         const V depth = simd::select(swept, reach - hit_s, close_depth);
         return detail::respond(p, nx, ny, nz, depth, active, this->material());
+    }
+
+    /// The contact normal of the nearest triangle's offset q (a point minus its closest point) on
+    /// a triangle of normal fn (toward the point when two-sided): along q, except where q has no
+    /// direction (a point on the surface) or, one-sided, points inward, where the face normal
+    /// decides (`face`). Also |q| and q . fn.
+    template <class V>
+    struct ClosestNormal
+    {
+        V nx, ny, nz, d, s;
+        decltype(V() < V()) face;
+    };
+    template <class V>
+    ClosestNormal<V> closest_normal(const detail::Nearest<V>& q) const
+    {
+        const V d = simd::sqrt(q.d2);
+        const V s = q.qx * q.fnx + q.qy * q.fny + q.qz * q.fnz;
+        auto face = d < V(detail::kTinyLength<T>);
+        if (!m_two_sided)
+            face = face || (s < V(T(0)));
+        const V inv_d = V(T(1)) / simd::max(d, V(detail::kTinyLength<T>));
+        return {simd::select(face, q.fnx, q.qx * inv_d),
+                simd::select(face, q.fny, q.qy * inv_d),
+                simd::select(face, q.fnz, q.qz * inv_d),
+                d,
+                s,
+                face};
     }
 
     /// Whether the point r, where a segment crossed the plane at fraction t of the step, lies
@@ -750,6 +1122,8 @@ class TriangleMeshCollider : public Collider<T>
     std::uint64_t m_stamp = 0; // changes whenever the boxes do
     bool m_moving = false;
 
+    ContactDetection m_detection = ContactDetection::per_call;
+    CallPlan m_plan;                   // per particle, per_call
     std::vector<Block> m_blocks;       // per kBlock particles
     std::vector<TiledGrid> m_grids;    // set_particle_grids, in increasing order of first
     std::vector<std::uint32_t> m_none; // the empty list

@@ -139,8 +139,32 @@ class StageRegistry
     std::vector<std::pair<std::string, Fn>> m_stages;
 };
 
+/// Where the step in progress stands within its call of step(), for stages that plan over a whole
+/// call and then check the plan every substep (the mesh collider's contact planes). A call's id
+/// is unique in the process, so a plan made for one call is never taken for another's, whatever
+/// simulation made it; a restored snapshot steps into a new call and so plans afresh.
+template <class T>
+struct CallProgress
+{
+    std::uint64_t call = 0; ///< the call's id: 0 before the first call
+    int substep = 0;        ///< the running substep, from 0
+    int substeps = 1;       ///< in the call
+    T dt = T(0);            ///< of one substep
+    Vec3<T> gravity = Vec3<T>::Zero();
+
+    /// Substeps of the call after the running one.
+    int remaining() const noexcept { return substeps - 1 - substep; }
+};
+
 namespace detail
 {
+/// Call ids come from one counter for every simulation, so they never repeat.
+inline std::uint64_t next_call_id() noexcept
+{
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 /// Everything a simulation is: the state, its constraints, the stage registries and the step.
 /// Lives at a fixed address for its whole life (Simulation holds it by pointer), which is what
 /// lets stages and handles refer to it. Internal: users talk to Simulation.
@@ -368,9 +392,16 @@ class World
         // time bleeds the same velocity at any substep count.
         if (params.substeps > 1)
             sub.damping = std::pow(params.damping, T(1) / T(params.substeps));
+        m_call = {.call = detail::next_call_id(), .substeps = params.substeps, .dt = sub.dt, .gravity = params.gravity};
         for (int n = 0; n < params.substeps; ++n)
+        {
+            m_call.substep = n;
             step_once(sub, accumulate_forces);
+        }
     }
+
+    /// The call in progress (between calls: the last one, at its last substep).
+    const CallProgress<T>& call_progress() const noexcept { return m_call; }
 
     /// Selects the xsimd kernels (default) or their scalar twins.
     void set_vectorized(bool on) noexcept { m_vectorized = on; }
@@ -684,6 +715,7 @@ class World
     std::vector<std::int32_t> m_pending_removals;
     std::uint64_t m_next_id = 1;
     std::uint64_t m_steps = 0;
+    CallProgress<T> m_call;
     bool m_vectorized = true;
     bool m_fused = true;
     bool m_grid_path = true;
