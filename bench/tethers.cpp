@@ -15,11 +15,13 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <simdverlet/simdverlet.hpp>
 
+#include "meshes.hpp"
 #include "threads.hpp"
 
 namespace
@@ -32,9 +34,26 @@ struct SwingResult
     double ms_per_frame = 0; ///< the steps alone, wall clock
 };
 
+/// How a swinging sheet is pinned: along its top row (row 0, the benchmark's), its left column,
+/// its two top corners or one of them.
+enum class Pinning
+{
+    top_row,
+    left_column,
+    two_corners,
+    one_corner,
+};
+
+const char* name_of(Pinning p)
+{
+    static constexpr const char* kNames[] = {"top row", "left column", "two top corners", "one corner"};
+    return kNames[int(p)];
+}
+
 /// A side x side sheet without bending stiffness laid out horizontally (in the x-z plane; +y is
-/// down), pinned along row 0.
-Cloth<float> add_swinging_sheet(Simulation<float>& sim, int side, float spacing, float stiffness)
+/// down), pinned the way `pinning` says.
+Cloth<float> add_swinging_sheet(Simulation<float>& sim, int side, float spacing, float stiffness,
+                                Pinning pinning = Pinning::top_row)
 {
     return add_cloth(
         sim,
@@ -43,7 +62,20 @@ Cloth<float> add_swinging_sheet(Simulation<float>& sim, int side, float spacing,
          .spacing = spacing,
          .stiffness = stiffness,
          .curvature_strength = 0.0f,
-         .pinned = [](int, int r) { return r == 0; },
+         .pinned =
+             [pinning, side](int c, int r) {
+                 switch (pinning)
+                 {
+                 case Pinning::left_column:
+                     return c == 0;
+                 case Pinning::two_corners:
+                     return r == 0 && (c == 0 || c == side - 1);
+                 case Pinning::one_corner:
+                     return r == 0 && c == 0;
+                 default:
+                     return r == 0;
+                 }
+             },
          .position = [spacing](int c, int r) { return Vec3<float>(spacing * float(c), 0.0f, spacing * float(r)); }});
 }
 
@@ -51,10 +83,10 @@ Cloth<float> add_swinging_sheet(Simulation<float>& sim, int side, float spacing,
 /// bench.PauseTiming around each measurement of the strain and timing the steps on their own.
 template <class Setup>
 SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffness, const StepParams<float>& step,
-                  int frames, int threads, Setup setup)
+                  int frames, int threads, Setup setup, Pinning pinning = Pinning::top_row)
 {
     Simulation<float> sim;
-    const auto sheet = add_swinging_sheet(sim, side, spacing, stiffness);
+    const auto sheet = add_swinging_sheet(sim, side, spacing, stiffness, pinning);
     setup(sim, sheet);
     benchmarking::use_threads(sim, threads);
     SwingResult r;
@@ -85,9 +117,10 @@ std::string percent(double v)
     return text;
 }
 
-/// Args: stiffness, substeps, tethers (0/1), strain-limit passes (0: none), threads, the limiter's
-/// relaxation x 10 (10: the default), column-limit solves (0: none), the column limit's bound (both
-/// ways) x 10 000. Registered in that order: tethers, strain limit, column limit.
+/// Args: stiffness, substeps, tethers (0/1), strain-limit passes (0: none), threads, pinning (see
+/// Pinning), column-limit solves (0: none), the limiters' bound (both ways) x 10 000, and the strain
+/// limit's method (0: chain solves, the stage's; 1: Jacobi passes, kept to compare). Registered in
+/// that order: tethers, strain limit, column limit.
 void BM_hanging_256_tethers(benchmark::State& bench)
 {
     const float stiffness = float(bench.range(0));
@@ -95,45 +128,132 @@ void BM_hanging_256_tethers(benchmark::State& bench)
     const bool tethers = bench.range(2) != 0;
     const int passes = int(bench.range(3));
     const int threads = int(bench.range(4));
-    const float relaxation = float(bench.range(5)) / 10.0f;
+    const auto pinning = Pinning(bench.range(5));
     const int solves = int(bench.range(6));
-    const float column_bound = float(bench.range(7)) / 10000.0f;
+    const float bound = float(bench.range(7)) / 10000.0f;
+    const bool jacobi = bench.range(8) != 0;
     const StepParams<float> step{
         .dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
     constexpr int kFrames = 600;
     SwingResult r;
     for (auto _ : bench)
-        r = swing(bench, 256, 0.5f, stiffness, step, kFrames, threads,
-                  [&](Simulation<float>& sim, const Cloth<float>& c) {
-                      if (tethers)
-                          add_tethers(sim, c, TetherOptions<float>{});
-                      if (passes > 0)
-                      {
-                          const auto limit = add_strain_limit(sim, StrainLimitOptions<float>{.max_stretch = 0.01f,
-                                                                                             .max_compression = 0.01f,
-                                                                                             .passes = passes});
-                          detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
-                      }
-                      if (solves > 0)
-                          add_column_limit(sim, c,
-                                           ColumnLimitOptions<float>{.max_stretch = column_bound,
-                                                                     .max_compression = column_bound,
-                                                                     .solves = solves});
-                  });
+        r = swing(
+            bench, 256, 0.5f, stiffness, step, kFrames, threads,
+            [&](Simulation<float>& sim, const Cloth<float>& c) {
+                if (tethers)
+                    add_tethers(sim, c, TetherOptions<float>{});
+                if (passes > 0)
+                {
+                    const auto limit = add_strain_limit(
+                        sim, c, {.max_stretch = bound, .max_compression = bound, .passes = passes});
+                    detail::strain_limit_data(limit)->scheme.chains = !jacobi;
+                }
+                if (solves > 0)
+                    add_column_limit(
+                        sim, c,
+                        ColumnLimitOptions<float>{.max_stretch = bound, .max_compression = bound, .solves = solves});
+            },
+            pinning);
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;
     bench.counters["tenth_second"] = r.late;
-    bench.SetLabel("peak " + percent(r.peak) + ", tenth second " + percent(r.late) + ", " + std::to_string(threads) +
-                   (threads > 1 ? " threads" : " thread") +
-                   (passes > 0 && relaxation != 1.0f ? ", limiter relaxed x " + std::to_string(relaxation) : "") +
-                   (solves > 0 ? ", column limit " + percent(column_bound) + " x " + std::to_string(solves) : ""));
+    bench.SetLabel(
+        std::string(name_of(pinning)) + ": peak " + percent(r.peak) + ", tenth second " + percent(r.late) + ", " +
+        std::to_string(threads) + (threads > 1 ? " threads" : " thread") +
+        (passes > 0 ? std::string(jacobi ? ", Jacobi " : ", chains ") + percent(bound) + " x " + std::to_string(passes)
+                    : "") +
+        (solves > 0 ? ", column limit " + percent(bound) + " x " + std::to_string(solves) : ""));
 }
 
-/// Args: coloured (0/1), averaged (0/1), relaxation x 10, passes.
+/// The irregular mesh cloth of BM_mesh_cloth (cells x cells cells at spacing 0.5, valences 4 to 8),
+/// laid out horizontally, pinned along its top edge (or at its two top corners) and released: the
+/// peer material at stiffness 600 (one substep is stable up to about 700 on this mesh), tethers,
+/// strain limit at 1 % both ways, 600 frames. Reports the peak strain of its stretch springs (the
+/// triangles' edges) in the swing and in the tenth second, and the time per frame. Args: cells,
+/// passes (0: tethers alone), threads, two corners (0/1), cloth form (1: the cloth's edges only; 0:
+/// every spring, bend springs too).
+void BM_mesh_strain_limit(benchmark::State& bench)
+{
+    const int cells = int(bench.range(0));
+    const int passes = int(bench.range(1));
+    const int threads = int(bench.range(2));
+    const bool corners = bench.range(3) != 0;
+    const bool cloth_form = bench.range(4) != 0;
+    auto mesh = testing::sheet_mesh<float>(cells, 0.5f * float(cells), true, 2024);
+    const float side = 0.5f * float(cells);
+    const auto pinned = [&](std::size_t v) {
+        const auto& p = mesh.vertices[v];
+        return p.y() == 0.0f && (!corners || p.x() == 0.0f || p.x() == side);
+    };
+    auto flat = mesh;
+    for (auto& v : flat.vertices)
+        v = Vec3<float>(v.x(), 0.0f, v.y());
+    const StepParams<float> step{.dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1};
+    constexpr int kFrames = 600;
+    SwingResult r;
+    for (auto _ : bench)
+    {
+        Simulation<float> sim;
+        const auto cloth = add_mesh_cloth(sim, {.mesh = flat, .stiffness = 600, .mass_per_area = 4, .pinned = pinned});
+        add_tethers(sim, cloth, TetherOptions<float>{});
+        const StrainLimitOptions<float> options{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes};
+        if (passes > 0 && cloth_form)
+            add_strain_limit(sim, cloth, options);
+        else if (passes > 0)
+            add_strain_limit(sim, options);
+        benchmarking::use_threads(sim, threads);
+        std::set<std::pair<std::size_t, std::size_t>> unique;
+        for (const auto& t : cloth.triangles())
+            for (std::size_t k = 0; k < 3; ++k)
+            {
+                const std::size_t a = cloth.index(std::size_t(t[k])), b = cloth.index(std::size_t(t[(k + 1) % 3]));
+                unique.insert({std::min(a, b), std::max(a, b)});
+            }
+        const std::vector<std::pair<std::size_t, std::size_t>> edges(unique.begin(), unique.end());
+        std::vector<double> rest;
+        for (const auto& [a, b] : edges)
+            rest.push_back(double((sim.state().position(a) - sim.state().position(b)).norm()));
+        using Clock = std::chrono::steady_clock;
+        Clock::duration stepping{};
+        r = {};
+        for (int frame = 0; frame < kFrames; ++frame)
+        {
+            const auto start = Clock::now();
+            sim.step(step);
+            stepping += Clock::now() - start;
+            bench.PauseTiming();
+            double strain = 0;
+            for (std::size_t e = 0; e < edges.size(); ++e)
+                strain = std::max(
+                    strain,
+                    std::abs(
+                        double((sim.state().position(edges[e].first) - sim.state().position(edges[e].second)).norm()) -
+                        rest[e]) /
+                        rest[e]);
+            r.peak = std::max(r.peak, strain);
+            if (frame >= kFrames - 60)
+                r.late = std::max(r.late, strain);
+            bench.ResumeTiming();
+        }
+        if (sim.diverged())
+            bench.SkipWithError("diverged");
+        r.ms_per_frame = 1e3 * std::chrono::duration<double>(stepping).count() / kFrames;
+    }
+    bench.counters["ms/frame"] = r.ms_per_frame;
+    bench.counters["peak"] = r.peak;
+    bench.counters["tenth_second"] = r.late;
+    bench.SetLabel(std::string(corners ? "two top corners" : "top edge") + ": edges peak " + percent(r.peak) +
+                   ", tenth second " + percent(r.late) + (cloth_form ? ", cloth form" : ", every spring"));
+}
+
+/// Args: coloured (0/1), averaged (0/1), relaxation x 10 (those three for Jacobi passes), passes, and
+/// chains (1: the stage's chain solves, the first three ignored).
 void BM_strain_limit_schemes(benchmark::State& bench)
 {
-    detail::LimitScheme<float> scheme{
-        .coloured = bench.range(0) != 0, .averaged = bench.range(1) != 0, .relaxation = float(bench.range(2)) / 10.0f};
+    detail::LimitScheme<float> scheme{.chains = bench.range(4) != 0,
+                                      .coloured = bench.range(0) != 0,
+                                      .averaged = bench.range(1) != 0,
+                                      .relaxation = float(bench.range(2)) / 10.0f};
     const int passes = int(bench.range(3));
     const StepParams<float> step{.dt = 1.0f / 60.0f, .gravity = {0, 9.8f, 0}, .iterations = 1};
     SwingResult r;
@@ -146,9 +266,13 @@ void BM_strain_limit_schemes(benchmark::State& bench)
     bench.counters["peak"] = r.peak;
     bench.counters["late"] = r.late;
     char label[96];
-    std::snprintf(label, sizeof label, "%s, %s x %.1f: peak %s, last second %s",
-                  scheme.coloured ? "2 colours" : "Jacobi", scheme.averaged ? "mean" : "sum", double(scheme.relaxation),
-                  percent(r.peak).c_str(), percent(r.late).c_str());
+    if (scheme.chains)
+        std::snprintf(label, sizeof label, "chains: peak %s, last second %s", percent(r.peak).c_str(),
+                      percent(r.late).c_str());
+    else
+        std::snprintf(label, sizeof label, "%s, %s x %.1f: peak %s, last second %s",
+                      scheme.coloured ? "2 colours" : "Jacobi", scheme.averaged ? "mean" : "sum",
+                      double(scheme.relaxation), percent(r.peak).c_str(), percent(r.late).c_str());
     bench.SetLabel(label);
 }
 /// The order of tethers and strain limiting, both registered, on the soft 48 x 48 sheet (side 48:
@@ -418,38 +542,68 @@ void BM_column_sweeps(benchmark::State& bench)
 // tethers and strain limiting, and the stiffer settings the swing needs; then the column limit:
 // the cheapest settings found that hold the swing to <= 4 % and its tenth second to <= 1 %, and
 // their neighbours, which show what each part buys (docs/performance.md).
+// The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
+// tethers, and the stiffer settings the swing needs; then the column limit: the cheapest settings
+// found that hold the swing to <= 4 % and its tenth second to <= 1 %, and their neighbours, which show
+// what each part buys (docs/performance.md).
 BENCHMARK(BM_hanging_256_tethers)
-    ->ArgNames({"k", "substeps", "tethers", "passes", "threads", "relax10", "columns", "bound10k"})
-    ->Args({110000, 6, 0, 0, 1, 10, 0, 100})
-    ->Args({110000, 6, 1, 0, 1, 10, 0, 100})
-    ->Args({110000, 6, 1, 1, 1, 10, 0, 100})
-    ->Args({110000, 6, 1, 1, 1, 15, 0, 100})
-    ->Args({3000, 1, 1, 0, 1, 10, 0, 100})
-    ->Args({3000, 1, 1, 2, 1, 10, 0, 100})
-    ->Args({48000, 4, 1, 1, 1, 10, 0, 100})
-    ->Args({400000, 16, 0, 0, 1, 10, 0, 100})
-    ->Args({400000, 16, 1, 0, 1, 10, 0, 100})
-    ->Args({400000, 16, 1, 0, 2, 10, 0, 100})
-    ->Args({110000, 6, 1, 0, 2, 10, 0, 100})
-    ->Args({3000, 1, 1, 0, 1, 10, 3, 50})
-    ->Args({3000, 1, 1, 0, 2, 10, 3, 50})
-    ->Args({3000, 1, 0, 0, 1, 10, 3, 50})
-    ->Args({3000, 1, 0, 0, 1, 10, 4, 50})
-    ->Args({3000, 1, 1, 0, 1, 10, 2, 50})
-    ->Args({3000, 1, 1, 0, 1, 10, 2, 100})
-    ->Args({3000, 1, 1, 0, 1, 10, 3, 100})
-    ->Args({3000, 1, 1, 0, 1, 10, 4, 100})
-    ->Args({20000, 2, 1, 0, 1, 10, 1, 50})
-    ->Args({20000, 2, 1, 0, 2, 10, 1, 50})
-    ->Args({20000, 2, 1, 0, 1, 10, 1, 100})
-    ->Args({110000, 6, 1, 0, 1, 10, 1, 100})
+    ->ArgNames({"k", "substeps", "tethers", "passes", "threads", "pinning", "columns", "bound10k", "jacobi"})
+    ->Args({110000, 6, 0, 0, 1, 0, 0, 100, 0})
+    ->Args({110000, 6, 1, 0, 1, 0, 0, 100, 0})
+    ->Args({3000, 1, 1, 0, 1, 0, 0, 100, 0})
+    ->Args({48000, 4, 1, 0, 1, 0, 0, 100, 0})
+    ->Args({400000, 16, 0, 0, 1, 0, 0, 100, 0})
+    ->Args({400000, 16, 1, 0, 1, 0, 0, 100, 0})
+    ->Args({3000, 1, 1, 0, 1, 0, 3, 50, 0})
+    ->Args({3000, 1, 1, 0, 2, 0, 3, 50, 0})
+    ->Args({3000, 1, 0, 0, 1, 0, 3, 50, 0})
+    ->Args({3000, 1, 1, 0, 1, 0, 2, 50, 0})
+    ->Args({3000, 1, 1, 0, 1, 0, 3, 100, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// The strain limit (chain solves) on the peer sheet at k 3000 and one substep, with tethers, each
+// pinning: the residual per pass count at bounds of 1 %, then the settings chosen for the targets
+// (0.5 % x 3) at one and two threads, then Jacobi passes for comparison, and the column limit on
+// each pinning.
+void strain_limit_rows(benchmark::internal::Benchmark* b)
+{
+    for (int pinning = 0; pinning < 4; ++pinning)
+    {
+        for (int passes : {1, 2, 4, 8})
+            b->Args({3000, 1, 1, passes, 1, pinning, 0, 100, 0});
+        for (int threads : {1, 2})
+            b->Args({3000, 1, 1, 3, threads, pinning, 0, 50, 0});
+        b->Args({3000, 1, 1, 4, 1, pinning, 0, 100, 1});
+        b->Args({3000, 1, 1, 16, 1, pinning, 0, 100, 1});
+        b->Args({3000, 1, 1, 0, 1, pinning, 3, 50, 0});
+    }
+    b->Args({3000, 1, 1, 16, 1, 2, 0, 100, 0});
+    b->Args({3000, 1, 1, 16, 1, 3, 0, 100, 0});
+    b->ArgNames({"k", "substeps", "tethers", "passes", "threads", "pinning", "columns", "bound10k", "jacobi"});
+    b->Unit(benchmark::kMillisecond);
+    b->Iterations(1);
+}
+BENCHMARK(BM_hanging_256_tethers)->Name("BM_hanging_256_pinnings")->Apply(strain_limit_rows);
+
+BENCHMARK(BM_mesh_strain_limit)
+    ->ArgNames({"cells", "passes", "threads", "corners", "cloth"})
+    ->Args({255, 0, 1, 0, 1})
+    ->Args({255, 2, 1, 0, 1})
+    ->Args({255, 4, 1, 0, 1})
+    ->Args({255, 4, 1, 0, 0})
+    ->Args({255, 4, 2, 0, 1})
+    ->Args({255, 4, 1, 1, 1})
+    ->Args({63, 4, 1, 0, 1})
+    ->Args({63, 16, 1, 0, 1})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
 BENCHMARK(BM_strain_limit_schemes)
-    ->ArgNames({"coloured", "averaged", "relax10", "passes"})
-    ->ArgsProduct({{0, 1}, {0}, {10}, {1, 4, 16}})
-    ->ArgsProduct({{0, 1}, {1}, {10, 15}, {1, 4, 16}})
+    ->ArgNames({"coloured", "averaged", "relax10", "passes", "chains"})
+    ->ArgsProduct({{0, 1}, {0}, {10}, {1, 4, 16}, {0}})
+    ->ArgsProduct({{0, 1}, {1}, {10, 15}, {1, 4, 16}, {0}})
+    ->ArgsProduct({{0}, {1}, {10}, {1, 4, 16}, {1}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

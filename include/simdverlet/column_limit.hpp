@@ -134,10 +134,8 @@ int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
             past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
         const V inv = simd::select(live, one / simd::select(live, length, one), zero);
         const V nx = dx * inv, ny = dy * inv, nz = dz * inv;
-        const V a = zero - w_up * (pnx * nx + pny * ny + pnz * nz);
-        const V cp_above = a / pivot;
-        pivot = simd::select(live, w_up + w, one) - a * cp_above;
-        dp = (simd::select(live, target - length, zero) - a * dp) / pivot;
+        const V cp_above = detail::eliminate_spring(w_up, w, pnx * nx + pny * ny + pnz * nz, live, target - length,
+                                                    pivot, dp);
         store_at(d.cp.data() + at(r - 1), cp_above);
         store_at(d.dp.data() + at(r), dp);
         store_at(d.inv_length.data() + at(r), inv);

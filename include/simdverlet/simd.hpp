@@ -587,6 +587,98 @@ V read_lanes(const Scalar<V>* src, const LaneIndex<V>& at)
     }
 }
 
+/// Stores each lane of `value` whose index[k] >= 0 at dst[index[k]], `at` being lane_index of the
+/// same indices: a contiguous store for a run in which every lane is present, else a masked
+/// scatter (AVX-512) or lane by lane. The lanes must name distinct elements.
+template <class V>
+void write_lanes(Scalar<V>* dst, const std::int32_t* index, const LaneIndex<V>& at, const V& value)
+{
+    if constexpr (std::is_floating_point_v<V>)
+    {
+        (void)index;
+        if (at.index >= 0)
+            dst[at.index] = value;
+    }
+    else
+    {
+        using T = Scalar<V>;
+        using Arch = typename V::arch_type;
+        using I = IndexBatch<T, Arch>;
+        const auto present = load_indices<T, Arch>(index) >= I(0);
+        if (at.run && xsimd::all(present))
+        {
+            value.store_unaligned(dst + at.first);
+            return;
+        }
+#if XSIMD_WITH_AVX512F
+        if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>)
+        {
+            if constexpr (std::is_same_v<T, float>)
+                _mm512_mask_i32scatter_ps(dst, __mmask16(present.data), at.safe, value, sizeof(float));
+            else
+                _mm512_mask_i64scatter_pd(dst, __mmask8(present.data), at.safe, value, sizeof(double));
+            return;
+        }
+#endif
+        alignas(kAlignment) T lanes[V::size];
+        value.store_aligned(lanes);
+        for (std::size_t k = 0; k < V::size; ++k)
+            if (index[k] >= 0)
+                dst[index[k]] = lanes[k];
+    }
+}
+
+/// Transposes a square of batches: afterwards lane l of rows[k] holds what lane k of rows[l] held.
+/// On AVX-512 (float) four rounds of in-register shuffles; elsewhere through memory. The values are
+/// moved, never computed.
+template <class T, class Arch>
+SIMDVERLET_INLINE void transpose(std::array<Batch<T, Arch>, Batch<T, Arch>::size>& rows)
+{
+    constexpr std::size_t L = Batch<T, Arch>::size;
+#if XSIMD_WITH_AVX512F
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch> && std::is_same_v<T, float>)
+    {
+        // Pairs of rows interleave their floats, then their float pairs, then their 128-bit
+        // quarters, twice: each round doubles the width of the blocks that are in place.
+        __m512 a[16], b[16];
+        for (std::size_t i = 0; i < 16; i += 2)
+        {
+            a[i] = _mm512_unpacklo_ps(rows[i], rows[i + 1]);
+            a[i + 1] = _mm512_unpackhi_ps(rows[i], rows[i + 1]);
+        }
+        for (std::size_t i = 0; i < 16; i += 4)
+            for (std::size_t j = 0; j < 2; ++j)
+            {
+                const __m512d p = _mm512_castps_pd(a[i + j]), q = _mm512_castps_pd(a[i + j + 2]);
+                b[i + 2 * j] = _mm512_castpd_ps(_mm512_unpacklo_pd(p, q));
+                b[i + 2 * j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(p, q));
+            }
+        for (std::size_t i = 0; i < 16; i += 8)
+            for (std::size_t j = 0; j < 4; ++j)
+            {
+                a[i + j] = _mm512_shuffle_f32x4(b[i + j], b[i + j + 4], 0x88);
+                a[i + j + 4] = _mm512_shuffle_f32x4(b[i + j], b[i + j + 4], 0xdd);
+            }
+        for (std::size_t j = 0; j < 8; ++j)
+        {
+            rows[j] = _mm512_shuffle_f32x4(a[j], a[j + 8], 0x88);
+            rows[j + 8] = _mm512_shuffle_f32x4(a[j], a[j + 8], 0xdd);
+        }
+        return;
+    }
+#endif
+    alignas(kAlignment) T lanes[L][L];
+    for (std::size_t r = 0; r < L; ++r)
+        rows[r].store_aligned(lanes[r]);
+    alignas(kAlignment) T column[L];
+    for (std::size_t c = 0; c < L; ++c)
+    {
+        for (std::size_t r = 0; r < L; ++r)
+            column[r] = lanes[r][c];
+        rows[c] = Batch<T, Arch>::load_aligned(column);
+    }
+}
+
 /// Whether index[k] >= 0, as a mask over V's lanes (a bool for V = T).
 template <class V>
 auto present_lanes(const std::int32_t* index)

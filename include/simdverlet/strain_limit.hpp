@@ -3,26 +3,32 @@
 // enough not to stretch need a stiffness, and so a substep count, that the frame cannot afford; a
 // limiter lets soft springs carry the motion and caps what they cannot hold.
 //
-// Each pass is Jacobi: every particle averages the corrections of its own four slots, each its
-// share of the pair's inverse mass of the excess, from positions no one has moved yet, and moves
-// by that; only then do the particles move. A particle writes only itself, so the result
-// is the same for any thread count and split; pinned particles never move.
+// The springs are cut into chains (spring_chains.hpp) and each pass solves every chain exactly,
+// family after family: a grid's rows, then its columns; a mesh's edges along each of their
+// directions. A spring-by-spring (Jacobi) pass moves a correction one spring, where a hanging
+// sheet needs it carried across the whole sheet; a chain solve carries it along the chain in one
+// pass, whichever way the weight runs (docs/performance.md, "Strain limiting", measures the
+// residual per pass of both). Each chain's particles are written by its solve alone, so the
+// result is the same for any thread count and split; pinned particles never move.
 #pragma once
 
 #include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cloth.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
+#include "spring_chains.hpp"
 #include "stage_state.hpp"
 #include "state.hpp"
 
@@ -37,25 +43,29 @@ struct StrainLimitOptions
     T max_stretch = T(0.1);
     /// Finite, in [0, 1): how far below its rest length a spring may shrink, as a fraction.
     T max_compression = T(0.1);
-    /// Jacobi passes per step, >= 1. Each pass cuts the excess left by the previous one; more passes
-    /// hold the bounds more tightly (docs/performance.md measures the residual per pass count).
+    /// Passes per step, >= 1, each one solve of every chain. A straight chain lands on its bounds in
+    /// one; the chains of a bent or branching sheet pull on each other, and each further pass cuts
+    /// what the last left (docs/performance.md measures the residual per pass count).
     int passes = 4;
-    /// The particles whose springs are limited; default every particle, re-read each step.
+    /// The particles whose springs are limited (those with both ends inside); default every
+    /// particle, re-read each step. The cloth form of add_strain_limit takes the cloth's range and
+    /// refuses another.
     ParticleRange range = {};
     std::string name = "strain_limit"; ///< key in the position-projection registry and in snapshots
 };
 
 namespace detail
 {
-/// How a pass combines a particle's slot corrections. The defaults are the ones that never did worse
-/// than no limiter in the measurements (BM_strain_limit_schemes and BM_hanging_256_tethers;
-/// docs/performance.md, "Strain limiting"): Jacobi, each particle moving by the mean of its acting
-/// slots' corrections. Over-relaxing the mean by 1.5 converged faster on a soft sheet but doubled
+/// How a pass limits: by chain solves (the stage), or, kept to measure against them, by Jacobi
+/// passes combining a particle's slot corrections. The Jacobi defaults are the ones that never did
+/// worse than no limiter in the measurements (BM_strain_limit_schemes; docs/performance.md, "Strain
+/// limiting"): each particle moving by the mean of its acting slots' corrections. Over-relaxing the mean by 1.5 converged faster on a soft sheet but doubled
 /// the peak strain of the stiff peer sheet; summing the corrections diverged at one pass; two
 /// colours converged better at 16 passes but worse at 4, for 1.7 x the time.
 template <class T>
 struct LimitScheme
 {
+    bool chains = true;    ///< exact chain solves (the stage); false: the Jacobi passes below, for comparison
     bool coloured = false; ///< two half-sweeps, the second reading the first's results
     bool averaged = true;  ///< divide the summed corrections by the number of acting slots
     T relaxation = T(1);   ///< factor on the (mean or summed) correction
@@ -71,7 +81,14 @@ struct StrainLimitData
     ParticleRange range;
     std::string name;
     std::weak_ptr<World<T>> world;
-    int limited = 0; ///< particles the last pass of the last step moved
+    int limited = 0; ///< chains: springs past a bound as the last pass reached them; Jacobi: particles moved
+    // The chains of the limited springs, rebuilt when the range or the constraints change.
+    SpringChains<T> chains;
+    std::vector<Vec3<T>> layout;   ///< every particle's position when the stage was added: how the chains run
+    std::optional<Cloth<T>> cloth; ///< the cloth form's: only its triangles' edges are limited
+    bool chains_valid = false;
+    std::uint64_t chains_stamp = 0;
+    std::size_t chains_begin = 0, chains_end = 0;
     // One pass's new positions, from the first particle's padding block on (so lane groups store
     // them aligned).
     simd::AlignedVector<T> next_x, next_y, next_z;
@@ -274,14 +291,98 @@ int limit_pass(StrainLimitData<T>& d, const World<T>& world, const StateArrays<T
     return moved.load();
 }
 
+/// The live springs with both ends in [begin, end), each pair once (a < b), its rest length read
+/// from the lower particle's slot where both hold it.
+/// With `cloth`, only the springs along its triangles' edges: a mesh cloth's bend springs, which
+/// shorten as it folds, stay free.
+template <class T>
+std::vector<ChainSpring<T>> limited_springs(const World<T>& world, std::size_t begin, std::size_t end,
+                                            const Cloth<T>* cloth)
+{
+    const auto by_ends = [](const auto& p, const auto& q) { return std::tie(p.a, p.b) < std::tie(q.a, q.b); };
+    const auto same_ends = [](const auto& p, const auto& q) { return p.a == q.a && p.b == q.b; };
+    std::vector<ChainSpring<T>> springs;
+    for (std::size_t i = begin; i < end; ++i)
+        world.constraint_layers().for_each_wired(i, [&](SlotRef, std::int32_t j, T rest, T stiffness) {
+            if (stiffness > T(0) && rest > T(0) && j >= std::int32_t(begin) && std::size_t(j) < end &&
+                std::size_t(j) != i)
+                springs.push_back({std::int32_t(std::min<std::size_t>(i, std::size_t(j))),
+                                   std::int32_t(std::max<std::size_t>(i, std::size_t(j))), rest});
+        });
+    std::stable_sort(springs.begin(), springs.end(), by_ends);
+    springs.erase(std::unique(springs.begin(), springs.end(), same_ends), springs.end());
+    if (cloth)
+    {
+        std::vector<ChainSpring<T>> edges;
+        for (const auto& t : cloth->triangles())
+            for (int k = 0; k < 3; ++k)
+            {
+                const auto a = std::int32_t(cloth->index(std::size_t(t[std::size_t(k)])));
+                const auto b = std::int32_t(cloth->index(std::size_t(t[std::size_t(k + 1) % 3])));
+                edges.push_back({std::min(a, b), std::max(a, b), T(0)});
+            }
+        std::sort(edges.begin(), edges.end(), by_ends);
+        edges.erase(std::unique(edges.begin(), edges.end(), same_ends), edges.end());
+        std::erase_if(springs,
+                      [&](const auto& s) { return !std::binary_search(edges.begin(), edges.end(), s, by_ends); });
+    }
+    return springs;
+}
+
+/// One pass of chain solves: each family in turn, its batches a task each on the executor (the
+/// chains of a family share no particle, so the batches may run in any order and at once).
+template <class T>
+int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const StateArrays<T>& s)
+{
+    const std::size_t lanes = d.chains.lanes;
+    const bool vectorized = world.vectorized() && lanes == simd::kLanes<T>;
+    std::atomic<int> past{0};
+    for (const auto& family : d.chains.families)
+        world.run_tasks(family.batches(), [&](std::size_t batch) {
+            // Per thread: a batch's scratch is a few hundred kilobytes, kept in cache between batches.
+            thread_local ChainScratch<T> scratch;
+            scratch.reserve(d.chains.longest * lanes);
+            int n = 0;
+            if (vectorized)
+                n = solve_chain_batch<simd::Batch<T>>(s, family, batch, 0, lanes, d.max_stretch, d.max_compression,
+                                                      scratch);
+            else
+                for (std::size_t lane = 0; lane < lanes; ++lane)
+                    n += solve_chain_batch<T>(s, family, batch, lane, lanes, d.max_stretch, d.max_compression, scratch);
+            past.fetch_add(n, std::memory_order_relaxed);
+        });
+    return past.load();
+}
+
 template <class T>
 void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state)
 {
     d.limited = 0;
+    if (d.cloth && d.cloth->removed())
+        return;
     const auto bounds = d.range.resolve(state.size());
     if (bounds.second <= bounds.first)
         return;
     const auto s = state.arrays_view();
+    if (d.scheme.chains)
+    {
+        const std::uint64_t stamp = world.constraint_layers().edit_stamp();
+        if (!d.chains_valid || d.chains_begin != bounds.first || d.chains_end != bounds.second ||
+            d.chains_stamp != stamp)
+        {
+            const std::span<const Vec3<T>> layout(d.layout);
+            d.chains = build_chains(limited_springs(world, bounds.first, bounds.second, d.cloth ? &*d.cloth : nullptr),
+                                    bounds.first, bounds.second, simd::kLanes<T>,
+                                    layout.subspan(std::min(bounds.first, layout.size())));
+            d.chains_valid = true;
+            d.chains_stamp = stamp;
+            d.chains_begin = bounds.first;
+            d.chains_end = bounds.second;
+        }
+        for (int pass = 0; pass < d.passes; ++pass)
+            d.limited = limit_chains(d, world, s);
+        return;
+    }
     const bool coloured = d.scheme.coloured;
     if (coloured && (!d.colours_valid || d.colour_begin != bounds.first || d.colour_end != bounds.second ||
                      d.colour_stamp != world.constraint_layers().edit_stamp()))
@@ -306,14 +407,17 @@ namespace detail
 /// The data behind a handle: for the benchmark that compares limiting schemes.
 template <class T>
 std::shared_ptr<StrainLimitData<T>> strain_limit_data(const StrainLimit<T>& handle);
+
+template <class T>
+StrainLimit<T> register_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> options, std::optional<Cloth<T>> cloth);
 } // namespace detail
 
 template <class T>
 class StrainLimit
 {
   public:
-    /// Particles the last pass of the last step moved (both colours): how many were still on a
-    /// spring out of bounds.
+    /// Springs past a bound as the last pass of the last step reached them: 0 once the bounds hold
+    /// going into it.
     int limited() const noexcept { return m_data->limited; }
 
     T max_stretch() const noexcept { return m_data->max_stretch; }
@@ -343,7 +447,8 @@ class StrainLimit
 
   private:
     template <class U>
-    friend StrainLimit<U> add_strain_limit(Simulation<U>& sim, StrainLimitOptions<U> options);
+    friend StrainLimit<U> detail::register_strain_limit(Simulation<U>& sim, StrainLimitOptions<U> options,
+                                                        std::optional<Cloth<U>> cloth);
     template <class U>
     friend std::shared_ptr<detail::StrainLimitData<U>> detail::strain_limit_data(const StrainLimit<U>& handle);
     explicit StrainLimit(std::shared_ptr<detail::StrainLimitData<T>> data) : m_data(std::move(data)) {}
@@ -356,11 +461,10 @@ std::shared_ptr<detail::StrainLimitData<T>> detail::strain_limit_data(const Stra
     return handle.m_data;
 }
 
-/// Registers strain limiting as a position projection (after the stages registered before it)
-/// and returns its handle. Throws, registering nothing, on a negative or non-finite bound, a
-/// compression bound of 1 or more, passes < 1, an empty name, or a range not inside the simulation.
+namespace detail
+{
 template <class T>
-StrainLimit<T> add_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> options)
+StrainLimit<T> register_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> options, std::optional<Cloth<T>> cloth)
 {
     detail::check_strain_limit(options.max_stretch, options.max_compression, options.passes);
     options.range.check_inside(sim.size(), "strain limit");
@@ -368,18 +472,51 @@ StrainLimit<T> add_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> option
         detail::raise<std::invalid_argument>("simdverlet: a strain limit needs a non-empty name");
     const auto world = detail::world_of(sim);
     auto data = std::make_shared<detail::StrainLimitData<T>>();
+    data->cloth = std::move(cloth);
     data->max_stretch = options.max_stretch;
     data->max_compression = options.max_compression;
     data->passes = options.passes;
     data->range = options.range;
     data->name = options.name;
     data->world = world;
+    data->layout.resize(sim.size());
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        data->layout[i] = sim.state().position(i);
     sim.add_position_projection(
         options.name, [data, w = world.get()](State3<T>& state, T) { detail::limit_strain(*data, *w, state); });
     sim.add_stage_state(options.name, detail::field_state(data, [](detail::StrainLimitData<T>& l) {
                             return std::tie(l.max_stretch, l.max_compression, l.passes);
                         }));
     return StrainLimit<T>(std::move(data));
+}
+} // namespace detail
+
+/// Registers strain limiting of every live spring with both ends in `options.range` as a position
+/// projection (after the stages registered before it) and returns its handle. Throws, registering
+/// nothing, on a negative or non-finite bound, a compression bound of 1 or more, passes < 1, an
+/// empty name, or a range not inside the simulation.
+template <class T>
+StrainLimit<T> add_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> options)
+{
+    return detail::register_strain_limit(sim, std::move(options), std::optional<Cloth<T>>());
+}
+
+/// Strain limiting of one cloth's stretch springs, those along its triangles' edges: on a grid
+/// cloth every spring, on a mesh cloth all but its bend springs, which must shorten for it to fold.
+/// Throws as the range form does, and std::invalid_argument on a cloth of another simulation or
+/// options naming a range, std::logic_error on a removed cloth.
+template <class T>
+StrainLimit<T> add_strain_limit(Simulation<T>& sim, const Cloth<T>& cloth, StrainLimitOptions<T> options = {})
+{
+    if (!cloth.belongs_to(sim))
+        detail::raise<std::invalid_argument>("simdverlet: cloth '" + cloth.name() + "' is not in this simulation");
+    if (cloth.removed())
+        detail::raise<std::logic_error>("simdverlet: cloth '" + cloth.name() + "' was removed");
+    if (options.range.begin != 0 || options.range.end != ParticleRange::kToEnd)
+        detail::raise<std::invalid_argument>("simdverlet: a strain limit on cloth '" + cloth.name() +
+                                             "' limits the cloth's particles; leave its range unset");
+    options.range = cloth.range();
+    return detail::register_strain_limit(sim, std::move(options), std::optional<Cloth<T>>(cloth));
 }
 
 } // namespace simdverlet
