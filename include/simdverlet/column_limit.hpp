@@ -126,9 +126,9 @@ int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
         const V dx = x - ux, dy = y - uy, dz = z - uz;
         const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
         const V rest = load_at<V>(v.springs.rest[kClothDown] + up);
-        const auto live = (load_at<V>(v.springs.stiffness[kClothDown] + up) > zero) &&
-                          simd::lanes_point_at<V>(v.springs.neighbour[kClothDown] + up, std::int64_t(i)) &&
-                          (length > zero) && (w_up + w > zero);
+        auto live = (load_at<V>(v.springs.stiffness[kClothDown] + up) > zero) &&
+                    simd::lanes_point_at<V>(v.springs.neighbour[kClothDown] + up, std::int64_t(i)) && (length > zero) &&
+                    (w_up + w > zero);
         const V target = simd::min(simd::max(length, rest * compression), rest * stretch);
         if constexpr (kCount)
             past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
@@ -138,9 +138,9 @@ int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
                                                     pivot, dp);
         store_at(d.cp.data() + at(r - 1), cp_above);
         store_at(d.dp.data() + at(r), dp);
-        store_at(d.inv_length.data() + at(r), inv);
+        store_at(d.inv_length.data() + at(r), simd::select(live, inv, zero)); // 0 where the row was dropped
         ux = x, uy = y, uz = z, w_up = w;
-        pnx = nx, pny = ny, pnz = nz;
+        pnx = simd::select(live, nx, zero), pny = simd::select(live, ny, zero), pnz = simd::select(live, nz, zero);
         up = i;
     }
     V lambda_below = zero, bx = zero, by = zero, bz = zero; // the spring below: lambda, direction
@@ -160,9 +160,10 @@ int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
             lambda = load_at<V>(d.dp.data() + at(r)) - cp * lambda_below;
         }
         const V w = w_at(i);
-        store_at(s.x + i, x + w * (lambda * nx - lambda_below * bx));
-        store_at(s.y + i, y + w * (lambda * ny - lambda_below * by));
-        store_at(s.z + i, z + w * (lambda * nz - lambda_below * bz));
+        const auto moves = w > zero; // a pinned particle keeps its bits, even beside a NaN
+        store_at(s.x + i, simd::select(moves, x + w * (lambda * nx - lambda_below * bx), x));
+        store_at(s.y + i, simd::select(moves, y + w * (lambda * ny - lambda_below * by), y));
+        store_at(s.z + i, simd::select(moves, z + w * (lambda * nz - lambda_below * bz), z));
         lambda_below = lambda, bx = nx, by = ny, bz = nz;
         x = ux, y = uy, z = uz;
     }

@@ -421,17 +421,25 @@ struct ChainScratch
 /// the spring above's direction and this one's; `change` the length change the row asks for. The
 /// row's sub-diagonal -w_up alignment is the row above's super-diagonal, so its eliminated value
 /// is formed here and returned; `pivot` and `dp` carry the row above's pivot and eliminated
-/// right-hand side in and this row's out. A spring that is not live is an identity row.
+/// right-hand side in and this row's out. A spring that is not live is an identity row. So is one
+/// whose pivot vanishes (kPivotFloor): a free particle between two pinned ones on a straight line
+/// cannot shorten either spring, the system is singular there, and the spring is dropped from
+/// `live` rather than dividing by nothing. The caller then drops its direction too.
+template <class V>
+inline constexpr simd::Scalar<V> kPivotFloor = simd::Scalar<V>(1e-4);
+
 template <class V, class M>
-SIMDVERLET_INLINE V eliminate_spring(const V& w_up, const V& w, const V& alignment, const M& live, const V& change,
-                                     V& pivot, V& dp)
+SIMDVERLET_INLINE V eliminate_spring(const V& w_up, const V& w, const V& alignment, M& live, const V& change, V& pivot,
+                                     V& dp)
 {
     const V zero(simd::Scalar<V>(0)), one(simd::Scalar<V>(1));
     const V a = zero - w_up * alignment;
     const V cp_above = a / pivot;
-    pivot = simd::select(live, w_up + w, one) - a * cp_above;
-    dp = (simd::select(live, change, zero) - a * dp) / pivot;
-    return cp_above;
+    const V eliminated = (w_up + w) - a * cp_above;
+    live = live && (eliminated > V(kPivotFloor<V>) * (w_up + w));
+    pivot = simd::select(live, eliminated, one);
+    dp = simd::select(live, (change - a * dp) / pivot, zero);
+    return simd::select(live, cp_above, zero);
 }
 
 /// Where a batch's lanes read and write their particles: the vector solve picks by the batch's
@@ -570,7 +578,7 @@ int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std
         const V dx = x - ux, dy = y - uy, dz = z - uz;
         const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
         const V r = simd::load_at<V>(rest + t * lanes);
-        const auto live = (r > zero) && (length > zero) && (w_up + w > zero);
+        auto live = (r > zero) && (length > zero) && (w_up + w > zero);
         const V target = simd::min(simd::max(length, r * shortest), r * longest);
         past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
         const V inv = simd::select(live, one / simd::select(live, length, one), zero);
@@ -578,9 +586,9 @@ int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std
         const V cp_above = eliminate_spring(w_up, w, pnx * nx + pny * ny + pnz * nz, live, target - length, pivot, dp);
         simd::store_at(cps + (t - 1) * W, cp_above);
         simd::store_at(dps + t * W, dp);
-        simd::store_at(invs + t * W, inv);
+        simd::store_at(invs + t * W, simd::select(live, inv, zero)); // 0 where the row was dropped
         ux = x, uy = y, uz = z, w_up = w;
-        pnx = nx, pny = ny, pnz = nz;
+        pnx = simd::select(live, nx, zero), pny = simd::select(live, ny, zero), pnz = simd::select(live, nz, zero);
     }
     V lambda_below = zero, bx = zero, by = zero, bz = zero; // the spring below: lambda, direction
     for (std::size_t t = n; t-- > 0;)
@@ -597,8 +605,11 @@ int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std
             lambda = simd::load_at<V>(dps + t * W) - cp * lambda_below;
         }
         const V w = simd::load_at<V>(sw + t * W);
-        const V new_x = x + w * (lambda * nx - lambda_below * bx), new_y = y + w * (lambda * ny - lambda_below * by),
-                new_z = z + w * (lambda * nz - lambda_below * bz);
+        // A pinned particle keeps its bits whatever its neighbours' corrections are (even NaN).
+        const auto moves = w > zero;
+        const V new_x = simd::select(moves, x + w * (lambda * nx - lambda_below * bx), x),
+                new_y = simd::select(moves, y + w * (lambda * ny - lambda_below * by), y),
+                new_z = simd::select(moves, z + w * (lambda * nz - lambda_below * bz), z);
         if (t < tiled) // node t's old position is read no more: its new one waits there for the tiles
             simd::store_at(sx + t * W, new_x), simd::store_at(sy + t * W, new_y), simd::store_at(sz + t * W, new_z);
         else
