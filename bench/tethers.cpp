@@ -79,6 +79,33 @@ Cloth<float> add_swinging_sheet(Simulation<float>& sim, int side, float spacing,
          .position = [spacing](int c, int r) { return Vec3<float>(spacing * float(c), 0.0f, spacing * float(r)); }});
 }
 
+/// Steps `sim` `frames` frames, timing the steps alone: `strain(sim)` is read between frames with
+/// the benchmark's timer paused, its worst kept for the whole run and for the last 60 frames.
+template <class Strain>
+SwingResult time_frames(benchmark::State& bench, Simulation<float>& sim, const StepParams<float>& step, int frames,
+                        Strain strain)
+{
+    SwingResult r;
+    using Clock = std::chrono::steady_clock;
+    Clock::duration stepping{};
+    for (int frame = 0; frame < frames; ++frame)
+    {
+        const auto start = Clock::now();
+        sim.step(step);
+        stepping += Clock::now() - start;
+        bench.PauseTiming();
+        const double now = strain(sim);
+        r.peak = std::max(r.peak, now);
+        if (frame >= frames - 60)
+            r.late = std::max(r.late, now);
+        bench.ResumeTiming();
+    }
+    if (sim.diverged())
+        bench.SkipWithError("diverged");
+    r.ms_per_frame = 1e3 * std::chrono::duration<double>(stepping).count() / frames;
+    return r;
+}
+
 /// Swings a side x side sheet at `spacing` down from horizontal for `frames` frames, calling
 /// bench.PauseTiming around each measurement of the strain and timing the steps on their own.
 template <class Setup>
@@ -89,25 +116,7 @@ SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffn
     const auto sheet = add_swinging_sheet(sim, side, spacing, stiffness, pinning);
     setup(sim, sheet);
     benchmarking::use_threads(sim, threads);
-    SwingResult r;
-    using Clock = std::chrono::steady_clock;
-    Clock::duration stepping{};
-    for (int frame = 0; frame < frames; ++frame)
-    {
-        const auto start = Clock::now();
-        sim.step(step);
-        stepping += Clock::now() - start;
-        bench.PauseTiming();
-        const double strain = peak_strain(sim);
-        r.peak = std::max(r.peak, strain);
-        if (frame >= frames - 60)
-            r.late = std::max(r.late, strain);
-        bench.ResumeTiming();
-    }
-    if (sim.diverged())
-        bench.SkipWithError("diverged");
-    r.ms_per_frame = 1e3 * std::chrono::duration<double>(stepping).count() / frames;
-    return r;
+    return time_frames(bench, sim, step, frames, [](const Simulation<float>& s) { return peak_strain(s); });
 }
 
 std::string percent(double v)
@@ -213,31 +222,16 @@ void BM_mesh_strain_limit(benchmark::State& bench)
         std::vector<double> rest;
         for (const auto& [a, b] : edges)
             rest.push_back(double((sim.state().position(a) - sim.state().position(b)).norm()));
-        using Clock = std::chrono::steady_clock;
-        Clock::duration stepping{};
-        r = {};
-        for (int frame = 0; frame < kFrames; ++frame)
-        {
-            const auto start = Clock::now();
-            sim.step(step);
-            stepping += Clock::now() - start;
-            bench.PauseTiming();
-            double strain = 0;
+        r = time_frames(bench, sim, step, kFrames, [&](const Simulation<float>& s) {
+            double worst = 0;
             for (std::size_t e = 0; e < edges.size(); ++e)
-                strain = std::max(
-                    strain,
-                    std::abs(
-                        double((sim.state().position(edges[e].first) - sim.state().position(edges[e].second)).norm()) -
-                        rest[e]) /
-                        rest[e]);
-            r.peak = std::max(r.peak, strain);
-            if (frame >= kFrames - 60)
-                r.late = std::max(r.late, strain);
-            bench.ResumeTiming();
-        }
-        if (sim.diverged())
-            bench.SkipWithError("diverged");
-        r.ms_per_frame = 1e3 * std::chrono::duration<double>(stepping).count() / kFrames;
+            {
+                const auto [i, j] = edges[e];
+                const double length = double((s.state().position(i) - s.state().position(j)).norm());
+                worst = std::max(worst, std::abs(length - rest[e]) / rest[e]);
+            }
+            return worst;
+        });
     }
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;

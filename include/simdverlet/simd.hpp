@@ -587,24 +587,22 @@ V read_lanes(const Scalar<V>* src, const LaneIndex<V>& at)
     }
 }
 
-/// Stores each lane of `value` whose index[k] >= 0 at dst[index[k]], `at` being lane_index of the
-/// same indices: a contiguous store for a run in which every lane is present, else a masked
-/// scatter (AVX-512) or lane by lane. The lanes must name distinct elements.
-template <class V>
-void write_lanes(Scalar<V>* dst, const std::int32_t* index, const LaneIndex<V>& at, const V& value)
+/// Stores each lane of `value` whose `present` bit is set (present_lanes of the indices) at its
+/// index, `at` being lane_index of the same indices: a contiguous store for a run in which every
+/// lane is present, else a masked scatter (AVX-512) or lane by lane. The lanes must name distinct
+/// elements.
+template <class V, class P>
+void write_lanes(Scalar<V>* dst, const LaneIndex<V>& at, const P& present, const V& value)
 {
     if constexpr (std::is_floating_point_v<V>)
     {
-        (void)index;
-        if (at.index >= 0)
+        if (present)
             dst[at.index] = value;
     }
     else
     {
         using T = Scalar<V>;
         using Arch = typename V::arch_type;
-        using I = IndexBatch<T, Arch>;
-        const auto present = load_indices<T, Arch>(index) >= I(0);
         if (at.run && xsimd::all(present))
         {
             value.store_unaligned(dst + at.first);
@@ -621,9 +619,12 @@ void write_lanes(Scalar<V>* dst, const std::int32_t* index, const LaneIndex<V>& 
         }
 #endif
         alignas(kAlignment) T lanes[V::size];
+        alignas(kAlignment) typename IndexBatch<T, Arch>::value_type index[V::size];
         value.store_aligned(lanes);
+        at.safe.store_aligned(index);
+        const std::uint64_t bits = lane_bits<T, Arch>(present);
         for (std::size_t k = 0; k < V::size; ++k)
-            if (index[k] >= 0)
+            if ((bits >> k) & 1)
                 dst[index[k]] = lanes[k];
     }
 }

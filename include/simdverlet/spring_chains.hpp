@@ -487,9 +487,10 @@ struct ChainAccess
                 return;
             }
         const auto index = simd::lane_index<V>(at, s.padded, false);
-        simd::write_lanes<V>(s.x, at, index, x);
-        simd::write_lanes<V>(s.y, at, index, y);
-        simd::write_lanes<V>(s.z, at, index, z);
+        const auto present = simd::present_lanes<V>(at);
+        simd::write_lanes<V>(s.x, index, present, x);
+        simd::write_lanes<V>(s.y, index, present, y);
+        simd::write_lanes<V>(s.z, index, present, z);
     }
 
     /// Nodes [0, tiled) of a rows batch go through tiles; 0 for any other batch and the scalar twin.
@@ -532,9 +533,9 @@ struct ChainAccess
 /// diagonal and -w_{t-1} n_{t-1} . n_t between springs t - 1 and t. The forward pass forms each
 /// spring's direction and row and eliminates; the backward pass finds lambda and moves each node by
 /// w (lambda_t n_t - lambda_{t+1} n_{t+1}). A spring past a chain's end, without length or between
-/// two pinned particles is an identity row: the chain parts there. Returns the springs that were
-/// past a bound when the solve began.
-template <class V, class T>
+/// two pinned particles is an identity row: the chain parts there. With kCount, returns the springs
+/// that were past a bound when the solve began (only a step's last pass reports them).
+template <class V, bool kCount, class T>
 int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std::size_t batch, std::size_t lane,
                       std::size_t lanes, T stretch, T compression, ChainScratch<T>& scratch)
 {
@@ -580,7 +581,8 @@ int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std
         const V r = simd::load_at<V>(rest + t * lanes);
         auto live = (r > zero) && (length > zero) && (w_up + w > zero);
         const V target = simd::min(simd::max(length, r * shortest), r * longest);
-        past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
+        if constexpr (kCount)
+            past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
         const V inv = simd::select(live, one / simd::select(live, length, one), zero);
         const V nx = dx * inv, ny = dy * inv, nz = dz * inv;
         const V cp_above = eliminate_spring(w_up, w, pnx * nx + pny * ny + pnz * nz, live, target - length, pivot, dp);

@@ -59,9 +59,10 @@ namespace detail
 /// How a pass limits: by chain solves (the stage), or, kept to measure against them, by Jacobi
 /// passes combining a particle's slot corrections. The Jacobi defaults are the ones that never did
 /// worse than no limiter in the measurements (BM_strain_limit_schemes; docs/performance.md, "Strain
-/// limiting"): each particle moving by the mean of its acting slots' corrections. Over-relaxing the mean by 1.5 converged faster on a soft sheet but doubled
-/// the peak strain of the stiff peer sheet; summing the corrections diverged at one pass; two
-/// colours converged better at 16 passes but worse at 4, for 1.7 x the time.
+/// limiting"): each particle moving by the mean of its acting slots' corrections. Over-relaxing the
+/// mean by 1.5 converged faster on a soft sheet but doubled the peak strain of the stiff peer
+/// sheet; summing the corrections diverged at one pass; two colours converged better at 16 passes
+/// but worse at 4, for 1.7 x the time.
 template <class T>
 struct LimitScheme
 {
@@ -330,12 +331,12 @@ std::vector<ChainSpring<T>> limited_springs(const World<T>& world, std::size_t b
 }
 
 /// One pass of chain solves: each family in turn, its batches a task each on the executor (the
-/// chains of a family share no particle, so the batches may run in any order and at once).
-template <class T>
+/// chains of a family share no particle, so the batches may run in any order and at once). With
+/// kCount, returns the springs past a bound as the pass reached them.
+template <bool kCount, class T>
 int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const StateArrays<T>& s)
 {
     const std::size_t lanes = d.chains.lanes;
-    const bool vectorized = world.vectorized() && lanes == simd::kLanes<T>;
     std::atomic<int> past{0};
     for (const auto& family : d.chains.families)
         world.run_tasks(family.batches(), [&](std::size_t batch) {
@@ -343,13 +344,15 @@ int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const State
             thread_local ChainScratch<T> scratch;
             scratch.reserve(d.chains.longest * lanes);
             int n = 0;
-            if (vectorized)
-                n = solve_chain_batch<simd::Batch<T>>(s, family, batch, 0, lanes, d.max_stretch, d.max_compression,
-                                                      scratch);
+            if (world.vectorized())
+                n = solve_chain_batch<simd::Batch<T>, kCount>(s, family, batch, 0, lanes, d.max_stretch,
+                                                              d.max_compression, scratch);
             else
                 for (std::size_t lane = 0; lane < lanes; ++lane)
-                    n += solve_chain_batch<T>(s, family, batch, lane, lanes, d.max_stretch, d.max_compression, scratch);
-            past.fetch_add(n, std::memory_order_relaxed);
+                    n += solve_chain_batch<T, kCount>(s, family, batch, lane, lanes, d.max_stretch, d.max_compression,
+                                                      scratch);
+            if constexpr (kCount)
+                past.fetch_add(n, std::memory_order_relaxed);
         });
     return past.load();
 }
@@ -379,8 +382,9 @@ void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state
             d.chains_begin = bounds.first;
             d.chains_end = bounds.second;
         }
-        for (int pass = 0; pass < d.passes; ++pass)
-            d.limited = limit_chains(d, world, s);
+        for (int pass = 1; pass < d.passes; ++pass)
+            limit_chains<false>(d, world, s);
+        d.limited = limit_chains<true>(d, world, s);
         return;
     }
     const bool coloured = d.scheme.coloured;
