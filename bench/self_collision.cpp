@@ -43,16 +43,21 @@ struct Pile
     Simulation<float> sim;
     SelfCollision<float> self;
 
-    Pile(float stiffness, int threads)
+    /// `triangles`: with point-triangle contacts against the sheet's own triangles as well;
+    /// `thickness` in spacings.
+    Pile(float stiffness, int threads, bool triangles = false, float thickness = 1.0f)
         : self([&] {
-              add_cloth(sim, {.width = kSide,
-                              .height = kSide,
-                              .spacing = kSpacing,
-                              .stiffness = stiffness,
-                              .curvature_strength = 0.0f,
-                              .position = folded});
+              auto cloth = add_cloth(sim, {.width = kSide,
+                                           .height = kSide,
+                                           .spacing = kSpacing,
+                                           .stiffness = stiffness,
+                                           .curvature_strength = 0.0f,
+                                           .position = folded});
               add_colliders(sim, {}, PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}, {.friction = 0.5f}));
-              return add_self_collision(sim, SelfCollisionOptions<float>{.thickness = kSpacing});
+              return add_self_collision(
+                  sim, SelfCollisionOptions<float>{.thickness = thickness * kSpacing,
+                                                   .cloths = triangles ? std::vector<Cloth<float>>{cloth}
+                                                                       : std::vector<Cloth<float>>{}});
           }())
     {
         benchmarking::use_threads(sim, threads);
@@ -65,7 +70,8 @@ void BM_self_collision(benchmark::State& bench)
 {
     const bool enabled = bench.range(0) != 0;
     const int threads = int(bench.range(1));
-    Pile pile(float(bench.range(2)), threads);
+    const bool triangles = bench.range(4) != 0;
+    Pile pile(float(bench.range(2)), threads, triangles, float(bench.range(5)) / 100.0f);
     auto& sim = pile.sim;
     sim.set_vectorized(bench.range(3) != 0);
     auto& self = pile.self;
@@ -80,7 +86,9 @@ void BM_self_collision(benchmark::State& bench)
     bench.counters["contacts"] = double(self.contacts());
     bench.counters["candidates/particle"] = double(self.candidates()) / double(sim.size());
     bench.counters["rebuilds/frame"] = C(double(self.rebuilds() - rebuilds), C::kAvgIterations);
-    bench.SetLabel(std::string(enabled ? "with" : "without") + " self-collision, " + std::to_string(threads) +
+    bench.SetLabel(std::string(enabled ? "with" : "without") + " self-collision" +
+                   (enabled && triangles ? " and triangle contacts, " : ", ") + "thickness " +
+                   std::to_string(bench.range(5)) + "% of the spacing, " + std::to_string(threads) +
                    (threads > 1 ? " threads" : " thread") + (sim.vectorized() ? "" : ", scalar"));
 }
 /// The stage's two parts on the same pile, one thread: building the candidate list with a margin
@@ -123,9 +131,10 @@ void BM_self_collision_pass(benchmark::State& bench)
     bench.counters["candidates/particle"] = double(data.candidates.list.size()) / double(pile.sim.size());
 }
 
-/// The stage's parts on BM_self_collision's frames (vector, on `threads` threads): the stale-list
-/// test, the builds, the layouts and the passes, each timed by a stage that runs them in
-/// collide_self's order in place of the registered one. In ms per frame.
+/// The stage's parts on BM_self_collision's frames (vector, on `threads` threads): finding the
+/// particles the floor holds, the stale-list test, the builds, the layouts and the passes, each
+/// timed by a stage that runs them in collide_self's order in place of the registered one. In ms
+/// per frame.
 void BM_self_collision_parts(benchmark::State& bench)
 {
     using Clock = std::chrono::steady_clock;
@@ -134,7 +143,7 @@ void BM_self_collision_parts(benchmark::State& bench)
     auto& d = *detail::self_collision_data(pile.self);
     const auto& world = *detail::world_of(sim);
     pile.self.set_enabled(false);
-    Clock::duration check{}, build{}, layout{}, pass{};
+    Clock::duration held{}, check{}, build{}, layout{}, pass{};
     const auto timed = [](Clock::duration& into, auto&& part) {
         const auto start = Clock::now();
         part();
@@ -144,6 +153,7 @@ void BM_self_collision_parts(benchmark::State& bench)
         const auto s = state.arrays_view();
         const std::size_t n = state.size();
         bool current = false;
+        timed(held, [&] { detail::mark_held(d, world, s, 0, n); });
         timed(check, [&] {
             current = detail::list_is_current(d.candidates, world, s, 0, n, d.thickness, world.vectorized());
         });
@@ -156,17 +166,19 @@ void BM_self_collision_parts(benchmark::State& bench)
                 detail::lay_out_pairs(d.candidates, simd::kLanes<float>);
         });
         timed(pass, [&] { d.contacts = detail::resolve_pass(d, world, s); });
+        timed(held, [&] { detail::remember_left(d, world, s, 0, n); });
     });
     for (auto _ : bench)
         sim.step(kFrame);
     const auto per_frame = [&](Clock::duration total) {
         return 1e3 * std::chrono::duration<double>(total).count() / double(bench.iterations());
     };
+    bench.counters["held"] = per_frame(held);
     bench.counters["check"] = per_frame(check);
     bench.counters["build"] = per_frame(build);
     bench.counters["layout"] = per_frame(layout);
     bench.counters["pass"] = per_frame(pass);
-    bench.counters["stage"] = per_frame(check + build + layout + pass);
+    bench.counters["stage"] = per_frame(held + check + build + layout + pass);
     bench.counters["contacts"] = double(d.contacts);
 }
 
@@ -203,15 +215,22 @@ BENCHMARK(BM_self_collision_pass)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(b
 BENCHMARK(BM_self_collision_parts)->ArgName("threads")->Arg(1)->Arg(2)->Iterations(60)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_self_collision_staleness)->ArgName("vectorized")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_self_collision)
-    ->ArgNames({"self", "threads", "k", "vectorized"})
-    ->Args({1, 1, 60000, 1})
-    ->Args({1, 1, 60000, 0})
-    ->Args({0, 1, 60000, 1})
-    ->Args({1, 2, 60000, 1})
-    ->Args({0, 2, 60000, 1})
+    ->ArgNames({"self", "threads", "k", "vectorized", "triangles", "thickness%"})
+    ->Args({1, 1, 60000, 1, 0, 100})
+    ->Args({1, 1, 60000, 0, 0, 100})
+    ->Args({0, 1, 60000, 1, 0, 100})
+    ->Args({1, 2, 60000, 1, 0, 100})
+    ->Args({0, 2, 60000, 1, 0, 100})
+    // With point-triangle contacts: the same pile, its triangles against its particles; and a
+    // thin pile (the same, at a fifth of the thickness), with and without them.
+    ->Args({1, 1, 60000, 1, 1, 100})
+    ->Args({1, 2, 60000, 1, 1, 100})
+    ->Args({1, 1, 60000, 1, 1, 20})
+    ->Args({1, 1, 60000, 1, 0, 20})
+    ->Args({0, 1, 60000, 1, 0, 20})
     // The peer scene's own stiffness: at the edge of stability for dt / 6 when hanging, it does
     // not survive the pile's compression and the floor (with or without self-collision).
-    ->Args({0, 1, 110000, 1})
+    ->Args({0, 1, 110000, 1, 0, 100})
     // The pile's frames 30 to 90: a fixed count, so that a faster stage times the same frames (the
     // pile settles, and its contacts grow, as it is stepped).
     ->Iterations(60)

@@ -13,6 +13,11 @@
 // evaluates each listed pair once from the unchanged positions into a push for each of its two
 // particles, then each particle sums its pushes in its list's order and moves itself: the same
 // bits for any thread count and split.
+//
+// Cloths listed in the options add point-triangle contacts (triangle_contacts.hpp), found with
+// the pairs, so that thin cloth cannot slip through itself. With them, particles a later stage (a
+// collider) moved last substep look heavier to the contacts this one (mark_held): the only state
+// the stage keeps between substeps, and what its snapshot state carries.
 #pragma once
 
 #include <algorithm>
@@ -21,20 +26,25 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "cloth.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
+#include "stage_state.hpp"
 #include "state.hpp"
+#include "triangle_contacts.hpp"
 
 namespace simdverlet
 {
@@ -44,15 +54,25 @@ template <class T>
 struct SelfCollisionOptions
 {
     /// Finite and > 0, world units: the closest two particles of the range may come (twice a
-    /// particle's radius). About a cloth's spacing: below ~0.7 x spacing a particle fits through
-    /// the middle of a grid square, so a fold can slip through the sheet. Only pairs joined by a
-    /// spring are exempt, so above ~1.4 x spacing a cloth's diagonal neighbours (two springs
-    /// apart, sqrt(2) x spacing at rest) collide and the sheet pushes itself apart; a rope allows
-    /// up to 2 x its spacing.
+    /// particle's radius), and, for the cloths listed in `cloths`, the closest a particle may come
+    /// to their triangles. Only pairs joined by a spring are exempt, so above ~1.4 x spacing a
+    /// cloth's diagonal neighbours (two springs apart, sqrt(2) x spacing at rest) collide and the
+    /// sheet pushes itself apart; a rope allows up to 2 x its spacing. Without `cloths`, keep it
+    /// above ~0.7 x spacing: below that a particle fits through the middle of a grid square, so a
+    /// fold can slip through the sheet. With them it may go down to ~0.1 x spacing, as long as it
+    /// exceeds how far a particle moves against the cloth in one substep.
     T thickness = T(0.5);
     /// The particles that collide with each other; default every particle, re-read each step.
     /// Cloths and strands in one range collide alike: cloth on cloth, rope on cloth, rope on rope.
     ParticleRange range = {};
+    /// Cloths whose triangles the range's particles may not approach nor cross (point-triangle
+    /// contacts beside the particle pairs); default none. Needed for a thickness under ~0.7 x
+    /// spacing, and what lets stacked layers rest a whole thickness apart instead of nesting in
+    /// each other's grid squares. Triangles with a corner outside the range are left out. With
+    /// cloths listed, particles a collider registered after this stage moved last substep count
+    /// 16 times heavier in the contacts (a layer the collider holds stays, the one above moves).
+    /// Costly where the thickness reaches across many triangles: see docs/performance.md.
+    std::vector<Cloth<T>> cloths = {};
     /// Finite and >= 0, Coulomb coefficient between layers: a contact's relative sliding this step
     /// is cut by at most friction x depth, in position as in velocity, so layers that should stick
     /// do not creep.
@@ -199,8 +219,20 @@ struct SelfCollisionData
     bool enabled = true;
     int contacts = 0;
     CandidateList<T> candidates;
+    std::vector<Cloth<T>> cloths;
+    TriangleContacts<T> faces;
     // One pass's pushes, by record (see CandidateList::record), padded by a batch.
     std::vector<T> push_x, push_y, push_z, push_touching;
+    // Where the stage left the range's particles when it last ran, at the world's step count
+    // `left_step`: the next substep tells from them which particles a later stage moved since
+    // (mark_held). State, not acceleration: a snapshot carries it.
+    std::vector<T> left_x, left_y, left_z;
+    std::uint64_t left_step = ~std::uint64_t(0);
+    std::uint64_t left_begin = 0;
+    // The inverse masses the contacts see this substep, a held particle's scaled by
+    // kHeldInverseMass; used only when `holds`.
+    std::vector<T> seen_mass;
+    bool holds = false;
 };
 
 template <class T>
@@ -537,7 +569,7 @@ bool no_unlisted_contact(CandidateList<T>& list, const World<T>& world, const St
 /// against a margin of 0.125). A fresh read is made only when it moved further.
 template <class T>
 bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
-                     std::size_t end, T thickness, bool vectorized)
+                     std::size_t end, T thickness, bool vectorized, bool search_few = true)
 {
     if (!list.valid || list.begin != begin || list.end != end || list.thickness != thickness ||
         list.constraints_stamp != world.constraint_layers().edit_stamp())
@@ -563,7 +595,7 @@ bool list_is_current(CandidateList<T>& list, const World<T>& world, const StateA
         survey = survey_moves(list, world, s, mean, half, vectorized);
     if (fits(survey))
         return true;
-    return no_unlisted_contact(list, world, s, survey, mean, thickness);
+    return search_few && no_unlisted_contact(list, world, s, survey, mean, thickness);
 }
 
 /// How far ahead the list looks: a quarter of the thickness. Measured on BM_self_collision's pile
@@ -983,6 +1015,17 @@ T evaluate_pair_range(SelfCollisionData<T>& d, const World<T>& world, const Stat
     return found;
 }
 
+/// Moves a particle by the average of its pushes, unless it has none or is pinned (then it keeps
+/// its exact bits); for V = T or a batch.
+inline constexpr auto settle_average = [](const auto& p) SIMDVERLET_LAMBDA_INLINE {
+    using V = std::decay_t<decltype(p.x)>;
+    const V zero(simd::Scalar<V>(0));
+    const auto moves = (p.count > zero) && (p.w > zero);
+    return std::array<V, 3>{simd::select(moves, p.x + p.dx / p.count, p.x),
+                            simd::select(moves, p.y + p.dy / p.count, p.y),
+                            simd::select(moves, p.z + p.dz / p.count, p.z)};
+};
+
 /// Moves the active particles [a_begin, a_end) (a_begin a whole number of batches) by the average
 /// of their push records, summed in their lists' order: Jacobi style, so a particle squeezed from
 /// many sides does not overshoot. A particle without contacts, or pinned, keeps its exact bits.
@@ -993,14 +1036,7 @@ void settle_range(const SelfCollisionData<T>& d, const World<T>& world, const St
     constexpr std::size_t lanes = simd::kLanes<T>;
     const auto& list = d.candidates;
     const kernels::PushArrays<T> pushes{d.push_x.data(), d.push_y.data(), d.push_z.data(), d.push_touching.data()};
-    const auto settle = [](const auto& p) SIMDVERLET_LAMBDA_INLINE {
-        using V = std::decay_t<decltype(p.x)>;
-        const V zero(simd::Scalar<V>(0));
-        const auto moves = (p.count > zero) && (p.w > zero);
-        return std::array<V, 3>{simd::select(moves, p.x + p.dx / p.count, p.x),
-                                simd::select(moves, p.y + p.dy / p.count, p.y),
-                                simd::select(moves, p.z + p.dz / p.count, p.z)};
-    };
+    const auto settle = settle_average;
     if (world.vectorized())
         kernels::settle_pushes_vector<xsimd::default_arch>(s, pushes, list.table.data(), list.row_runs.data(),
                                                            list.group_row.data(), a_begin / lanes,
@@ -1025,13 +1061,14 @@ int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArra
     if (!list.laid_out)
         lay_out_pairs(list, simd::kLanes<T>);
     prepare_pushes(d);
+    const StateArrays<T> seen = as_contacts_see(d, s);
     const std::size_t active = list.active.size();
     if (world.chunk_count(list.pair_stride) == 1 && world.chunk_count(active) == 1)
     {
         T found = 0;
         for (std::size_t j = 0; j + 1 < list.pair_block.size(); ++j)
         {
-            found += evaluate_pair_range(d, world, s, list.pair_block[j], list.pair_block[j + 1]);
+            found += evaluate_pair_range(d, world, seen, list.pair_block[j], list.pair_block[j + 1]);
             settle_range(d, world, s, std::min(active, j * list.settle_block),
                          std::min(active, (j + 1) * list.settle_block));
         }
@@ -1039,7 +1076,7 @@ int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArra
     }
     std::atomic<int> contacts{0};
     world.for_each_chunk(list.pair_stride, [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        contacts.fetch_add(int(evaluate_pair_range(d, world, s, chunk_begin, chunk_end)), std::memory_order_relaxed);
+        contacts.fetch_add(int(evaluate_pair_range(d, world, seen, chunk_begin, chunk_end)), std::memory_order_relaxed);
     });
     world.for_each_chunk(active, [&](std::size_t chunk_begin, std::size_t chunk_end) {
         settle_range(d, world, s, chunk_begin, chunk_end);
@@ -1047,7 +1084,109 @@ int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArra
     return contacts.load();
 }
 
-/// The registered stage: refresh the candidate list when stale, then resolve.
+/// How much lighter than its mass a held particle looks to the contacts (mark_held): 16 times
+/// heavier, so the free side of a contact takes 16/17 of a pair's push. Not infinitely: a
+/// triangle corner carrying a contact alone, at a small barycentric weight, would have to move
+/// the push over that weight.
+template <class T>
+inline constexpr T kHeldInverseMass = T(1) / T(16);
+
+/// Shock propagation, with triangle contacts: the particles a later stage moved after this stage
+/// last ran, the substep before (a collider pushing them back out: the previous position, where that substep ended,
+/// differs from where this stage left them), are held this substep: the contacts see them 16
+/// times heavier. A layer pressed onto a collider by another then rests on the one the collider
+/// holds, instead of the collider undoing the held layer's share of every push, which left
+/// stacked layers resting sunk into each other.
+template <class T>
+void mark_held(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
+               std::size_t end)
+{
+    d.holds = false;
+    if (d.left_step + 1 != world.step_count() || d.left_begin != begin || d.left_x.size() != end - begin)
+        return;
+    d.seen_mass.resize(s.padded);
+    std::atomic<bool> any{false};
+    world.for_each_chunk_within(begin, end, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        bool found = false;
+        for (std::size_t i = chunk_begin; i < chunk_end; ++i)
+        {
+            const std::size_t k = i - begin;
+            const T w = s.inv_mass ? s.inv_mass[i] : T(1);
+            const bool held = s.px[i] != d.left_x[k] || s.py[i] != d.left_y[k] || s.pz[i] != d.left_z[k];
+            d.seen_mass[i] = held ? w * kHeldInverseMass<T> : w;
+            found = found || held;
+        }
+        if (found)
+            any.store(true, std::memory_order_relaxed);
+    });
+    d.holds = any.load();
+}
+
+/// Keeps where the stage leaves the range's particles, for the next substep's mark_held.
+template <class T>
+void remember_left(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
+                   std::size_t end)
+{
+    d.left_x.assign(s.x + begin, s.x + end);
+    d.left_y.assign(s.y + begin, s.y + end);
+    d.left_z.assign(s.z + begin, s.z + end);
+    d.left_step = world.step_count();
+    d.left_begin = begin;
+}
+
+/// The state as the contacts see it: the inverse masses of mark_held while a particle is held.
+template <class T>
+StateArrays<T> as_contacts_see(const SelfCollisionData<T>& d, StateArrays<T> s)
+{
+    if (d.holds)
+        s.inv_mass = d.seen_mass.data();
+    return s;
+}
+
+/// Snapshots carry where the stage left the particles, which mark_held reads the substep after.
+template <class T>
+StageState self_collision_state(std::shared_ptr<SelfCollisionData<T>> data)
+{
+    constexpr std::size_t header = 3 * sizeof(std::uint64_t);
+    const auto count_in = [](std::string_view in) {
+        std::uint64_t n = 0;
+        std::memcpy(&n, in.data() + 2 * sizeof(std::uint64_t), sizeof n);
+        return n;
+    };
+    return {
+        [data] {
+            std::string out;
+            const std::uint64_t n = data->left_x.size();
+            for (const std::uint64_t v : {data->left_step, data->left_begin, n})
+                out.append(reinterpret_cast<const char*>(&v), sizeof v);
+            for (const auto* a : {&data->left_x, &data->left_y, &data->left_z})
+                out.append(reinterpret_cast<const char*>(a->data()), a->size() * sizeof(T));
+            return out;
+        },
+        [count_in](std::string_view in) {
+            return in.size() >= header && (in.size() - header) % (3 * sizeof(T)) == 0 &&
+                   count_in(in) == (in.size() - header) / (3 * sizeof(T));
+        },
+        [data, count_in](std::string_view in) {
+            std::memcpy(&data->left_step, in.data(), sizeof(std::uint64_t));
+            std::memcpy(&data->left_begin, in.data() + sizeof(std::uint64_t), sizeof(std::uint64_t));
+            const auto n = std::size_t(count_in(in));
+            std::size_t at = header;
+            for (auto* a : {&data->left_x, &data->left_y, &data->left_z})
+            {
+                a->resize(n);
+                if (n > 0)
+                    std::memcpy(a->data(), in.data() + at, n * sizeof(T));
+                at += n * sizeof(T);
+            }
+        },
+    };
+}
+
+/// The registered stage: refresh the candidate list when stale, then resolve, each pass the
+/// particle pairs and then the point-triangle contacts. With triangles the list must be current
+/// by the moves alone: the search around the few that moved far looks for particles, not for
+/// triangles, so it cannot vouch for the triangle contacts.
 template <class T>
 void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& state)
 {
@@ -1057,12 +1196,29 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     if (!d.enabled || end - begin < 2)
         return;
     const auto s = state.arrays_view();
+    const bool faces = !d.cloths.empty();
+    d.holds = false;
+    if (faces)
+        mark_held(d, world, s, begin, end);
     for (int pass = 0; pass < d.passes; ++pass)
     {
-        if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized()))
-            build_candidates(d.candidates, world, s, begin, end, d.thickness, list_margin(d.thickness));
+        if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized(), !faces))
+        {
+            const T margin = list_margin(d.thickness);
+            build_candidates(d.candidates, world, s, begin, end, d.thickness, margin);
+            if (faces)
+            {
+                collect_triangles(d.faces, std::span<const Cloth<T>>(d.cloths), world.constraint_layers(), begin, end);
+                build_triangle_contacts(d.faces, d.candidates, world, begin, end, d.thickness + margin);
+            }
+        }
         d.contacts = resolve_pass(d, world, s);
+        if (faces)
+            d.contacts += resolve_triangle_pass(d.faces, world, as_contacts_see(d, s), begin, end - begin, d.thickness,
+                                                d.friction, settle_average);
     }
+    if (faces)
+        remember_left(d, world, s, begin, end);
 }
 } // namespace detail
 
@@ -1081,7 +1237,8 @@ template <class T>
 class SelfCollision
 {
   public:
-    /// Pairs closer than the thickness found by the last pass of the last step (a pair counts once).
+    /// Contacts found by the last pass of the last step: pairs of particles closer than the
+    /// thickness (a pair counts once), and particles within it of a listed cloth's triangle.
     int contacts() const noexcept { return m_data->contacts; }
 
     T thickness() const noexcept { return m_data->thickness; }
@@ -1136,7 +1293,8 @@ std::shared_ptr<detail::SelfCollisionData<T>> detail::self_collision_data(const 
 /// Registers self-collision as a position projection, after the stages registered before it
 /// (colliders registered after it get the last word), and returns its handle. Throws, registering
 /// nothing, on a thickness that is not finite and > 0, a negative or non-finite friction, passes
-/// < 1, an empty name, or a range that is not inside the simulation.
+/// < 1, an empty name, a range that is not inside the simulation, or a listed cloth of another
+/// simulation (std::invalid_argument) or one removed (std::logic_error).
 template <class T>
 SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> options)
 {
@@ -1144,14 +1302,24 @@ SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> 
     options.range.check_inside(sim.size(), "self-collision");
     if (options.name.empty())
         detail::raise<std::invalid_argument>("simdverlet: self-collision needs a non-empty name");
+    for (const Cloth<T>& cloth : options.cloths)
+    {
+        if (!cloth.belongs_to(sim))
+            detail::raise<std::invalid_argument>("simdverlet: self-collision cloth '" + cloth.name() +
+                                                 "' is not in this simulation");
+        if (cloth.removed())
+            detail::raise<std::logic_error>("simdverlet: self-collision cloth '" + cloth.name() + "' was removed");
+    }
     const auto world = detail::world_of(sim);
     auto data = std::make_shared<detail::SelfCollisionData<T>>();
     data->thickness = options.thickness;
     data->friction = options.friction;
     data->passes = options.passes;
     data->range = options.range;
+    data->cloths = std::move(options.cloths);
     data->name = options.name;
     data->world = world;
+    sim.add_stage_state(options.name, detail::self_collision_state(data));
     sim.add_position_projection(
         options.name, [data, w = world.get()](State3<T>& state, T) { detail::collide_self(*data, *w, state); });
     return SelfCollision<T>(std::move(data));

@@ -356,6 +356,13 @@ struct ScalarOf<xsimd::batch<T, Arch>>
 template <class V>
 using Scalar = typename ScalarOf<V>::type;
 
+/// Lanes in V: 1 for a scalar, the batch's width for a batch; a generic loop's step.
+template <class V>
+inline constexpr std::size_t kLanesOf = 1;
+
+template <class T, class Arch>
+inline constexpr std::size_t kLanesOf<xsimd::batch<T, Arch>> = xsimd::batch<T, Arch>::size;
+
 template <std::floating_point T>
 T select(bool condition, T if_true, T if_false)
 {
