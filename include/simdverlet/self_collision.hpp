@@ -1046,44 +1046,6 @@ void settle_range(const SelfCollisionData<T>& d, const World<T>& world, const St
                                       list.count.data(), list.record.data(), settle);
 }
 
-/// One pass: the list laid out if it is new, every listed pair evaluated once from the unchanged
-/// positions, then every particle with candidates settled. On the executor's threads these are
-/// two sweeps, each writing only its own records or particles. Serially, block by block: a
-/// block's pairs, then its particles, while its records and state are still in cache. That keeps
-/// Jacobi's unchanged positions, because a block's pairs read only particles of that block and
-/// later ones, and a block's particles read only records of that block and earlier ones
-/// (order_pairs). Both ways give the same bits, in lanes or one at a time. Returns the pairs in
-/// contact.
-template <class T>
-int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
-{
-    auto& list = d.candidates;
-    if (!list.laid_out)
-        lay_out_pairs(list, simd::kLanes<T>);
-    prepare_pushes(d);
-    const StateArrays<T> seen = as_contacts_see(d, s);
-    const std::size_t active = list.active.size();
-    if (world.chunk_count(list.pair_stride) == 1 && world.chunk_count(active) == 1)
-    {
-        T found = 0;
-        for (std::size_t j = 0; j + 1 < list.pair_block.size(); ++j)
-        {
-            found += evaluate_pair_range(d, world, seen, list.pair_block[j], list.pair_block[j + 1]);
-            settle_range(d, world, s, std::min(active, j * list.settle_block),
-                         std::min(active, (j + 1) * list.settle_block));
-        }
-        return int(found);
-    }
-    std::atomic<int> contacts{0};
-    world.for_each_chunk(list.pair_stride, [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        contacts.fetch_add(int(evaluate_pair_range(d, world, seen, chunk_begin, chunk_end)), std::memory_order_relaxed);
-    });
-    world.for_each_chunk(active, [&](std::size_t chunk_begin, std::size_t chunk_end) {
-        settle_range(d, world, s, chunk_begin, chunk_end);
-    });
-    return contacts.load();
-}
-
 /// How much lighter than its mass a held particle looks to the contacts (mark_held): 16 times
 /// heavier, so the free side of a contact takes 16/17 of a pair's push. Not infinitely: a
 /// triangle corner carrying a contact alone, at a small barycentric weight, would have to move
@@ -1141,6 +1103,44 @@ StateArrays<T> as_contacts_see(const SelfCollisionData<T>& d, StateArrays<T> s)
     if (d.holds)
         s.inv_mass = d.seen_mass.data();
     return s;
+}
+
+/// One pass: the list laid out if it is new, every listed pair evaluated once from the unchanged
+/// positions, then every particle with candidates settled. On the executor's threads these are
+/// two sweeps, each writing only its own records or particles. Serially, block by block: a
+/// block's pairs, then its particles, while its records and state are still in cache. That keeps
+/// Jacobi's unchanged positions, because a block's pairs read only particles of that block and
+/// later ones, and a block's particles read only records of that block and earlier ones
+/// (order_pairs). Both ways give the same bits, in lanes or one at a time. Returns the pairs in
+/// contact.
+template <class T>
+int resolve_pass(SelfCollisionData<T>& d, const World<T>& world, const StateArrays<T>& s)
+{
+    auto& list = d.candidates;
+    if (!list.laid_out)
+        lay_out_pairs(list, simd::kLanes<T>);
+    prepare_pushes(d);
+    const StateArrays<T> seen = as_contacts_see(d, s);
+    const std::size_t active = list.active.size();
+    if (world.chunk_count(list.pair_stride) == 1 && world.chunk_count(active) == 1)
+    {
+        T found = 0;
+        for (std::size_t j = 0; j + 1 < list.pair_block.size(); ++j)
+        {
+            found += evaluate_pair_range(d, world, seen, list.pair_block[j], list.pair_block[j + 1]);
+            settle_range(d, world, s, std::min(active, j * list.settle_block),
+                         std::min(active, (j + 1) * list.settle_block));
+        }
+        return int(found);
+    }
+    std::atomic<int> contacts{0};
+    world.for_each_chunk(list.pair_stride, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        contacts.fetch_add(int(evaluate_pair_range(d, world, seen, chunk_begin, chunk_end)), std::memory_order_relaxed);
+    });
+    world.for_each_chunk(active, [&](std::size_t chunk_begin, std::size_t chunk_end) {
+        settle_range(d, world, s, chunk_begin, chunk_end);
+    });
+    return contacts.load();
 }
 
 /// Snapshots carry where the stage left the particles, which mark_held reads the substep after.

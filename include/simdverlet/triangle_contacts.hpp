@@ -25,6 +25,7 @@
 
 #include "cloth.hpp"
 #include "constraints.hpp"
+#include "mesh_collider.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
@@ -124,36 +125,6 @@ void collect_triangles(TriangleContacts<T>& tc, std::span<const Cloth<T>> cloths
     }
 }
 
-/// Squared distance from p to the triangle (a, b, c): the closest point by region (Ericson, Real-Time
-/// Collision Detection, 5.1.5). Only the candidate search uses it, in T.
-template <class T>
-T squared_distance_to_triangle(const Vec3<T>& p, const Vec3<T>& a, const Vec3<T>& b, const Vec3<T>& c)
-{
-    const Vec3<T> ab = b - a, ac = c - a, ap = p - a;
-    const T d1 = ab.dot(ap), d2 = ac.dot(ap);
-    if (d1 <= T(0) && d2 <= T(0))
-        return ap.squaredNorm();
-    const Vec3<T> bp = p - b;
-    const T d3 = ab.dot(bp), d4 = ac.dot(bp);
-    if (d3 >= T(0) && d4 <= d3)
-        return bp.squaredNorm();
-    const T vc = d1 * d4 - d3 * d2;
-    if (vc <= T(0) && d1 >= T(0) && d3 <= T(0))
-        return (ap - ab * (d1 / (d1 - d3))).squaredNorm();
-    const Vec3<T> cp = p - c;
-    const T d5 = ab.dot(cp), d6 = ac.dot(cp);
-    if (d6 >= T(0) && d5 <= d6)
-        return cp.squaredNorm();
-    const T vb = d5 * d2 - d1 * d6;
-    if (vb <= T(0) && d2 >= T(0) && d6 <= T(0))
-        return (ap - ac * (d2 / (d2 - d6))).squaredNorm();
-    const T va = d3 * d6 - d5 * d4;
-    if (va <= T(0) && (d4 - d3) >= T(0) && (d5 - d6) >= T(0))
-        return (bp - (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)))).squaredNorm();
-    const T denom = T(1) / (va + vb + vc);
-    return (ap - ab * (vb * denom) - ac * (vc * denom)).squaredNorm();
-}
-
 /// Particle k's records into per-particle lists (a counting sort over the records in order, so
 /// each list is increasing), and the particles that have any.
 template <class T>
@@ -246,27 +217,31 @@ void build_triangle_contacts(TriangleContacts<T>& tc, const List& list, const Wo
             const Vec3<T> a = at(tri[0]), b = at(tri[1]), c = at(tri[2]);
             if (!a.allFinite() || !b.allFinite() || !c.allFinite())
                 continue;
-            const Vec3<T> lo = a.cwiseMin(b).cwiseMin(c) - Vec3<T>::Constant(reach);
-            const Vec3<T> hi = a.cwiseMax(b).cwiseMax(c) + Vec3<T>::Constant(reach);
-            const auto cell = [&](const Vec3<T>& p) {
-                const Vec3<T> f = (p - grid.origin) * grid.inv_cell;
-                return std::array<std::int64_t, 3>{
-                    std::clamp<std::int64_t>(std::int64_t(std::floor(f.x())) + 1, 0, grid.nx - 1),
-                    std::clamp<std::int64_t>(std::int64_t(std::floor(f.y())) + 1, 0, grid.ny - 1),
-                    std::clamp<std::int64_t>(std::int64_t(std::floor(f.z())) + 1, 0, grid.nz - 1)};
-            };
-            const auto c0 = cell(lo), c1 = cell(hi);
+            // The cells within reach of the triangle's box: those around its corners, merged.
+            // (cells_around and its CellBox come from self_collision.hpp, which includes this header
+            // before defining them: found when the template is instantiated.)
+            const auto ca = cells_around(grid, a, reach), cb = cells_around(grid, b, reach),
+                       cc = cells_around(grid, c, reach);
+            const decltype(ca) box{std::min({ca.x0, cb.x0, cc.x0}), std::max({ca.x1, cb.x1, cc.x1}),
+                                   std::min({ca.y0, cb.y0, cc.y0}), std::max({ca.y1, cb.y1, cc.y1}),
+                                   std::min({ca.z0, cb.z0, cc.z0}), std::max({ca.z1, cb.z1, cc.z1})};
+            const auto face = Face<T>::from(a, b, c);
             near.clear();
-            for (std::int64_t cz = c0[2]; cz <= c1[2]; ++cz)
-                for (std::int64_t cy = c0[1]; cy <= c1[1]; ++cy)
+            for (std::int64_t cz = box.z0; cz <= box.z1; ++cz)
+                for (std::int64_t cy = box.y0; cy <= box.y1; ++cy)
                 {
                     // A row of cells is one run of the sorted order.
-                    const std::uint32_t from = list.cell_start[std::size_t(grid.index(c0[0], cy, cz))];
-                    const std::uint32_t to = list.cell_start[std::size_t(grid.index(c1[0], cy, cz)) + 1];
+                    const std::uint32_t from = list.cell_start[std::size_t(grid.index(box.x0, cy, cz))];
+                    const std::uint32_t to = list.cell_start[std::size_t(grid.index(box.x1, cy, cz)) + 1];
                     for (std::uint32_t e = from; e < to; ++e)
                     {
-                        const Vec3<T> p(list.sorted_x[e], list.sorted_y[e], list.sorted_z[e]);
-                        if (squared_distance_to_triangle(p, a, b, c) >= reach * reach)
+                        const T px = list.sorted_x[e], py = list.sorted_y[e], pz = list.sorted_z[e];
+                        const T height = face.n[0] * (px - face.a[0]) + face.n[1] * (py - face.a[1]) +
+                                         face.n[2] * (pz - face.a[2]);
+                        T dx, dy, dz;
+                        closest_offset(face, px, py, pz, height, face.n[0], face.n[1], face.n[2], true, dx, dy, dz);
+                        // Written so that a degenerate triangle's NaN distance is not near.
+                        if (!(dx * dx + dy * dy + dz * dz < reach * reach))
                             continue;
                         const auto i = std::int32_t(begin + list.by_cell[e]);
                         if (!std::binary_search(beside, beside_end, i))
