@@ -1215,7 +1215,7 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
         d.contacts = resolve_pass(d, world, s);
         if (faces)
             d.contacts += resolve_triangle_pass(d.faces, world, as_contacts_see(d, s), begin, end - begin, d.thickness,
-                                                d.friction, settle_average);
+                                                d.candidates.margin, d.friction, settle_average);
     }
     if (faces)
         remember_left(d, world, s, begin, end);

@@ -12,12 +12,15 @@
 // barycentric weights and inverse masses. Contacts are found with the particle pairs, from the
 // same grid and the same build positions, so the list's staleness rule covers both: a triangle is
 // a convex combination of its corners, so a particle and a triangle close by at most the two
-// largest moves, as two particles do.
+// largest moves, as two particles do. A particle keeps one triangle for each part of the sheet
+// near it, the nearest (keep_nearest_per_patch): over a layer, every triangle within reach would
+// push it the same way, a dozen times over.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -32,6 +35,15 @@
 
 namespace simdverlet::detail
 {
+/// A particle's candidate triangle at a list build: within `reach`, at squared distance d2.
+template <class T>
+struct TriangleCandidate
+{
+    std::int32_t particle, triangle;
+    T d2;
+    std::array<T, 3> offset; ///< the particle less its closest point on the triangle
+};
+
 /// The particle-triangle candidates of a self-collision range, and one pass's pushes. Acceleration
 /// and scratch only, never state: every contact is evaluated from the current positions.
 template <class T>
@@ -55,7 +67,12 @@ struct TriangleContacts
     /// Particle k's (from the range's begin) records are record[first[k] .. first[k] + count[k]), in
     /// increasing order; `active` lists the particles with any.
     std::vector<std::uint32_t> first, count, record, active;
-    std::vector<std::vector<std::int32_t>> chunk_contacts; ///< (particle, triangle) found by each chunk
+    /// Build scratch: the candidates each chunk found, then all of them by particle (particle k's
+    /// from candidate_first[k]), and the (particle, triangle) contacts each chunk kept.
+    std::vector<std::vector<TriangleCandidate<T>>> chunk_candidates;
+    std::vector<TriangleCandidate<T>> candidates;
+    std::vector<std::uint32_t> candidate_first;
+    std::vector<std::vector<std::int32_t>> chunk_kept;
 };
 
 /// Whether a cloth's triangle still makes a surface: every edge that carries a spring is live. A
@@ -190,25 +207,69 @@ void near_in_sheet(const ConstraintLayers<T>& layers, const std::array<std::int3
     out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
-/// Finds every particle of [begin, end) within `reach` of a triangle, from the positions and the
-/// grid of the particle list's build (`list` just built), leaving out those within two springs of
-/// its corners (near_in_sheet). Chunks of the executor take triangles in order and each triangle's
-/// particles are sorted, so the contacts come out in one order whatever the split.
+/// The places e in [from, to) of the sorted points within `reach` of face f, in increasing order,
+/// and their offsets from their closest points on it. The box [lo, hi] (the triangle's, grown by the reach) and the
+/// plane sift a batch first: most points near a triangle are off to one side or in another layer.
+/// Written once for V = T and a batch: the same arithmetic, the same places. The outputs need room
+/// for to - from, and the arrays a batch past `to`.
+template <class V, class T>
+std::uint32_t near_face(const Face<T>& f, const T* x, const T* y, const T* z, std::uint32_t from, std::uint32_t to,
+                        const Vec3<T>& lo, const Vec3<T>& hi, T reach, std::uint32_t* out, std::array<T, 3>* offset)
+{
+    constexpr auto L = std::uint32_t(simd::kLanesOf<V>);
+    const V lo_x(lo.x()), lo_y(lo.y()), lo_z(lo.z()), hi_x(hi.x()), hi_y(hi.y()), hi_z(hi.z());
+    const V ax(f.a[0]), ay(f.a[1]), az(f.a[2]), nx(f.n[0]), ny(f.n[1]), nz(f.n[2]), r(reach), r2(reach * reach);
+    std::uint32_t found = 0;
+    alignas(simd::kAlignment) T lanes_x[L], lanes_y[L], lanes_z[L];
+    for (std::uint32_t e = from; e < to; e += L)
+    {
+        const V px = simd::load_at<V>(x + e), py = simd::load_at<V>(y + e), pz = simd::load_at<V>(z + e);
+        const V height = nx * (px - ax) + ny * (py - ay) + nz * (pz - az);
+        const auto sifted = (px >= lo_x) && (px <= hi_x) && (py >= lo_y) && (py <= hi_y) && (pz >= lo_z) &&
+                            (pz <= hi_z) && (simd::abs(height) < r);
+        if (!simd::any(sifted))
+            continue;
+        V dx, dy, dz;
+        closest_offset(f, px, py, pz, height, nx, ny, nz, sifted, dx, dy, dz);
+        const V d2 = dx * dx + dy * dy + dz * dz;
+        // Written so that a degenerate triangle's NaN distance is not near.
+        std::uint64_t bits = simd::lane_bits(sifted && (d2 < r2));
+        if (to - e < L)
+            bits &= (std::uint64_t(1) << (to - e)) - 1;
+        simd::store_at(lanes_x, dx);
+        simd::store_at(lanes_y, dy);
+        simd::store_at(lanes_z, dz);
+        for (; bits != 0; bits &= bits - 1)
+        {
+            const auto k = std::uint32_t(std::countr_zero(bits));
+            out[found] = e + k;
+            offset[found++] = {lanes_x[k], lanes_y[k], lanes_z[k]};
+        }
+    }
+    return found;
+}
+
+/// Every (particle, triangle) of [begin, end) within `reach` of each other at the list's build,
+/// leaving out the particles within two springs of the triangle's corners (near_in_sheet), from
+/// the build's positions and grid (`list` just built), into tc.candidates by particle (a counting
+/// sort: a particle's candidates in triangle order, from tc.candidate_first).
 template <class T, class List>
-void build_triangle_contacts(TriangleContacts<T>& tc, const List& list, const World<T>& world, std::size_t begin,
-                             std::size_t end, T reach)
+void find_triangle_candidates(TriangleContacts<T>& tc, const List& list, const World<T>& world, std::size_t begin,
+                              std::size_t end, T reach)
 {
     const auto& grid = list.grid;
     const std::size_t triangles = tc.triangles.size();
+    const bool vectorized = world.vectorized();
     const auto at = [&](std::int32_t i) {
         const std::size_t k = std::size_t(i) - begin;
         return Vec3<T>(list.x[k], list.y[k], list.z[k]);
     };
-    tc.chunk_contacts.resize(world.chunk_count(triangles));
+    tc.chunk_candidates.resize(world.chunk_count(triangles));
     world.for_each_indexed_chunk(0, triangles, [&](std::size_t chunk, std::size_t chunk_begin, std::size_t chunk_end) {
-        auto& found = tc.chunk_contacts[chunk];
+        auto& found = tc.chunk_candidates[chunk];
         found.clear();
-        std::vector<std::int32_t> near;
+        std::vector<std::uint32_t> hits; // places in the sorted arrays near a face; grow, never shrink
+        std::vector<std::array<T, 3>> hit_offset;
         for (std::size_t t = chunk_begin; t < chunk_end; ++t)
         {
             const auto& tri = tc.triangles[t];
@@ -225,54 +286,141 @@ void build_triangle_contacts(TriangleContacts<T>& tc, const List& list, const Wo
             const decltype(ca) box{std::min({ca.x0, cb.x0, cc.x0}), std::max({ca.x1, cb.x1, cc.x1}),
                                    std::min({ca.y0, cb.y0, cc.y0}), std::max({ca.y1, cb.y1, cc.y1}),
                                    std::min({ca.z0, cb.z0, cc.z0}), std::max({ca.z1, cb.z1, cc.z1})};
+            const Vec3<T> lo = a.cwiseMin(b).cwiseMin(c).array() - reach;
+            const Vec3<T> hi = a.cwiseMax(b).cwiseMax(c).array() + reach;
             const auto face = Face<T>::from(a, b, c);
-            near.clear();
             for (std::int64_t cz = box.z0; cz <= box.z1; ++cz)
                 for (std::int64_t cy = box.y0; cy <= box.y1; ++cy)
                 {
                     // A row of cells is one run of the sorted order.
                     const std::uint32_t from = list.cell_start[std::size_t(grid.index(box.x0, cy, cz))];
                     const std::uint32_t to = list.cell_start[std::size_t(grid.index(box.x1, cy, cz)) + 1];
-                    for (std::uint32_t e = from; e < to; ++e)
+                    if (hits.size() < to - from)
                     {
-                        const T px = list.sorted_x[e], py = list.sorted_y[e], pz = list.sorted_z[e];
-                        const T height = face.n[0] * (px - face.a[0]) + face.n[1] * (py - face.a[1]) +
-                                         face.n[2] * (pz - face.a[2]);
-                        T dx, dy, dz;
-                        closest_offset(face, px, py, pz, height, face.n[0], face.n[1], face.n[2], true, dx, dy, dz);
-                        // Written so that a degenerate triangle's NaN distance is not near.
-                        if (!(dx * dx + dy * dy + dz * dz < reach * reach))
-                            continue;
+                        hits.resize(2 * (to - from));
+                        hit_offset.resize(hits.size());
+                    }
+                    const std::uint32_t near = vectorized
+                                                   ? near_face<simd::Batch<T, xsimd::default_arch>>(
+                                                         face, list.sorted_x.data(), list.sorted_y.data(),
+                                                         list.sorted_z.data(), from, to, lo, hi, reach, hits.data(),
+                                                         hit_offset.data())
+                                                   : near_face<T>(face, list.sorted_x.data(), list.sorted_y.data(),
+                                                                  list.sorted_z.data(), from, to, lo, hi, reach,
+                                                                  hits.data(), hit_offset.data());
+                    for (std::uint32_t h = 0; h < near; ++h)
+                    {
+                        const std::uint32_t e = hits[h];
                         const auto i = std::int32_t(begin + list.by_cell[e]);
-                        if (!std::binary_search(beside, beside_end, i))
-                            near.push_back(i);
+                        if (std::binary_search(beside, beside_end, i))
+                            continue;
+                        const auto& [dx, dy, dz] = hit_offset[h];
+                        found.push_back({i, std::int32_t(t), dx * dx + dy * dy + dz * dz, hit_offset[h]});
                     }
                 }
-            std::sort(near.begin(), near.end());
-            for (const std::int32_t i : near)
+        }
+    });
+    // By particle, each particle's in triangle order: chunks come in triangle order.
+    const std::size_t n = end - begin;
+    tc.candidate_first.assign(n + 1, 0);
+    for (const auto& found : tc.chunk_candidates)
+        for (const auto& f : found)
+            ++tc.candidate_first[std::size_t(f.particle) - begin + 1];
+    for (std::size_t k = 0; k < n; ++k)
+        tc.candidate_first[k + 1] += tc.candidate_first[k];
+    tc.candidates.resize(tc.candidate_first[n]);
+    std::vector<std::uint32_t> fill(tc.candidate_first.begin(), tc.candidate_first.end() - 1);
+    for (const auto& found : tc.chunk_candidates)
+        for (const auto& f : found)
+            tc.candidates[fill[std::size_t(f.particle) - begin]++] = f;
+}
+
+/// Whether triangle u lies in the part of the sheet around triangle t: a corner of u among the
+/// particles t leaves alone.
+template <class T>
+bool same_patch(const TriangleContacts<T>& tc, std::int32_t t, std::int32_t u)
+{
+    const std::int32_t* beside = tc.exempt.data() + tc.exempt_first[std::size_t(t)];
+    const std::int32_t* beside_end = tc.exempt.data() + tc.exempt_first[std::size_t(t) + 1];
+    const auto& tri = tc.triangles[std::size_t(u)];
+    return std::any_of(tri.begin(), tri.end(),
+                       [&](std::int32_t i) { return std::binary_search(beside, beside_end, i); });
+}
+
+/// A particle's contacts among its candidates: the nearest triangle of each part of the sheet
+/// near it, on each side of it. Nearest first (ties by triangle index); a candidate is left to one
+/// already kept if it lies in that one's patch (same_patch) on the same side of the particle (the
+/// offsets to their closest points agree in direction). A particle over a layer then has one
+/// contact there, not one for each of the dozen triangles within reach, and a particle between two
+/// folds of one patch keeps both. A kept triangle is evaluated with an outside margin at least the
+/// list's (triangle_push), so that a particle drifting off it before the list is rebuilt is still
+/// held by it.
+template <class T>
+void keep_nearest_per_patch(const TriangleContacts<T>& tc, std::span<TriangleCandidate<T>> candidates,
+                            std::vector<const TriangleCandidate<T>*>& kept)
+{
+    std::sort(candidates.begin(), candidates.end(), [](const TriangleCandidate<T>& l, const TriangleCandidate<T>& r) {
+        return l.d2 < r.d2 || (l.d2 == r.d2 && l.triangle < r.triangle);
+    });
+    kept.clear();
+    for (const auto& candidate : candidates)
+    {
+        const bool covered = std::any_of(kept.begin(), kept.end(), [&](const TriangleCandidate<T>* k) {
+            const T along = k->offset[0] * candidate.offset[0] + k->offset[1] * candidate.offset[1] +
+                            k->offset[2] * candidate.offset[2];
+            return along > T(0) && along * along > T(0.5) * k->d2 * candidate.d2 &&
+                   same_patch(tc, k->triangle, candidate.triangle);
+        });
+        if (!covered)
+            kept.push_back(&candidate);
+    }
+}
+
+/// The contacts of [begin, end) against the triangles, found with the particle pairs (`list`
+/// just built, from its positions and grid), within `reach`: each particle's nearest triangle per
+/// patch (keep_nearest_per_patch), ordered by particle then distance. Each particle's contacts
+/// depend on its candidates alone: the same contacts, in one order, for any split.
+template <class T, class List>
+void build_triangle_contacts(TriangleContacts<T>& tc, const List& list, const World<T>& world, std::size_t begin,
+                             std::size_t end, T reach)
+{
+    find_triangle_candidates(tc, list, world, begin, end, reach);
+    const std::size_t n = end - begin;
+    tc.chunk_kept.resize(world.chunk_count(n));
+    world.for_each_indexed_chunk(0, n, [&](std::size_t chunk, std::size_t chunk_begin, std::size_t chunk_end) {
+        auto& kept = tc.chunk_kept[chunk];
+        kept.clear();
+        std::vector<const TriangleCandidate<T>*> nearest;
+        for (std::size_t k = chunk_begin; k < chunk_end; ++k)
+        {
+            const std::uint32_t from = tc.candidate_first[k], to = tc.candidate_first[k + 1];
+            if (from == to)
+                continue;
+            keep_nearest_per_patch(tc, std::span(tc.candidates.data() + from, to - from), nearest);
+            for (const auto* candidate : nearest)
             {
-                found.push_back(i);
-                found.push_back(std::int32_t(t));
+                kept.push_back(std::int32_t(begin + k));
+                kept.push_back(candidate->triangle);
             }
         }
     });
     std::size_t contacts = 0;
-    for (const auto& found : tc.chunk_contacts)
-        contacts += found.size() / 2;
+    for (const auto& kept : tc.chunk_kept)
+        contacts += kept.size() / 2;
     tc.stride = simd::padded_count<T>(contacts);
     for (auto* v : {&tc.particle, &tc.a, &tc.b, &tc.c})
         v->assign(tc.stride + simd::kPadLanes<T>, -1);
     std::size_t j = 0;
-    for (const auto& found : tc.chunk_contacts)
-        for (std::size_t f = 0; f < found.size(); f += 2, ++j)
+    for (const auto& kept : tc.chunk_kept)
+        for (std::size_t f = 0; f < kept.size(); f += 2, ++j)
         {
-            const auto& tri = tc.triangles[std::size_t(found[f + 1])];
-            tc.particle[j] = found[f];
+            const auto& tri = tc.triangles[std::size_t(kept[f + 1])];
+            tc.particle[j] = kept[f];
             tc.a[j] = tri[0];
             tc.b[j] = tri[1];
             tc.c[j] = tri[2];
         }
-    list_records(tc, begin, end - begin);
+    list_records(tc, begin, n);
 }
 
 /// What one point-triangle contact does, written once for a scalar (V = T, M = bool) and a batch of
@@ -296,7 +444,7 @@ struct TrianglePush
 template <class T, class V, class M>
 SIMDVERLET_INLINE TrianglePush<V> triangle_push(const kernels::BodyLanes<V>& p,
                                                 const std::array<kernels::BodyLanes<V>, 3>& corner, const M& live,
-                                                T thickness, T friction)
+                                                T thickness, T slack, T friction)
 {
     const V zero(T(0)), one(T(1));
     const auto& [a, b, c] = corner;
@@ -322,7 +470,12 @@ SIMDVERLET_INLINE TrianglePush<V> triangle_push(const kernels::BodyLanes<V>& p,
     // the particle past the shared edge, out of both, by its height times the tangent of the turn;
     // this covers turns up to 45 degrees. A particle in the plane, a neighbour in the sheet, gets
     // no grace.
-    const V edge = -(simd::abs(height) / simd::sqrt(simd::max(d00, d11)));
+    // And by at least `slack` of distance from any edge (over an edge of length l the barycentric
+    // margin is distance x l / len; the longest side covers all three): a particle keeps only its
+    // nearest triangle of a patch until the list is rebuilt, and may drift that far off it.
+    const V e2x = c.x - b.x, e2y = c.y - b.y, e2z = c.z - b.z;
+    const V longest = simd::sqrt(simd::max(simd::max(d00, d11), e2x * e2x + e2y * e2y + e2z * e2z));
+    const V edge = -simd::max(simd::abs(height) / simd::sqrt(simd::max(d00, d11)), V(slack) * longest / len);
     // The side p had: its previous position against the previous point under it.
     const V qx = u * a.px + v * b.px + w * c.px, qy = u * a.py + v * b.py + w * c.py,
             qz = u * a.pz + v * b.pz + w * c.pz;
@@ -366,7 +519,7 @@ SIMDVERLET_INLINE TrianglePush<V> triangle_push(const kernels::BodyLanes<V>& p,
 /// or a batch.
 template <class V, class T>
 T evaluate_triangle_contacts(TriangleContacts<T>& tc, const StateArrays<T>& s, std::size_t n, std::size_t j_begin,
-                             std::size_t j_end, T thickness, T friction)
+                             std::size_t j_end, T thickness, T slack, T friction)
 {
     constexpr std::size_t L = simd::kLanesOf<V>;
     const std::size_t stride = tc.stride;
@@ -388,7 +541,7 @@ T evaluate_triangle_contacts(TriangleContacts<T>& tc, const StateArrays<T>& s, s
         const auto live = simd::present_lanes<V>(tc.particle.data() + j);
         const auto push = triangle_push(body(tc.particle.data() + j),
                                         {body(tc.a.data() + j), body(tc.b.data() + j), body(tc.c.data() + j)}, live,
-                                        thickness, friction);
+                                        thickness, slack, friction);
         simd::store_at(push_x + j, push.px);
         simd::store_at(push_y + j, push.py);
         simd::store_at(push_z + j, push.pz);
@@ -412,7 +565,7 @@ T evaluate_triangle_contacts(TriangleContacts<T>& tc, const StateArrays<T>& s, s
 /// split, vector or scalar. Returns the contacts that touch.
 template <class T, class Settle>
 int resolve_triangle_pass(TriangleContacts<T>& tc, const World<T>& world, const StateArrays<T>& s, std::size_t begin,
-                          std::size_t n, T thickness, T friction, Settle&& settle)
+                          std::size_t n, T thickness, T slack, T friction, Settle&& settle)
 {
     if (tc.stride == 0)
         return 0;
@@ -421,9 +574,9 @@ int resolve_triangle_pass(TriangleContacts<T>& tc, const World<T>& world, const 
     std::atomic<int> touching{0};
     world.for_each_chunk(tc.stride, [&](std::size_t chunk_begin, std::size_t chunk_end) {
         const T found = world.vectorized() ? evaluate_triangle_contacts<simd::Batch<T, xsimd::default_arch>>(
-                                                 tc, s, begin + n, chunk_begin, chunk_end, thickness, friction)
+                                                 tc, s, begin + n, chunk_begin, chunk_end, thickness, slack, friction)
                                            : evaluate_triangle_contacts<T>(tc, s, begin + n, chunk_begin, chunk_end,
-                                                                           thickness, friction);
+                                                                           thickness, slack, friction);
         touching.fetch_add(int(found), std::memory_order_relaxed);
     });
     const kernels::PushArrays<T> pushes{tc.push_x.data(), tc.push_y.data(), tc.push_z.data(), tc.push_touching.data()};
