@@ -1195,6 +1195,33 @@ TEST_CASE("self-collision refuses bad settings, naming the value, and leaves the
     CHECK_FALSE(self.remove());
 }
 
+TEST_CASE("a removed self-collision refuses its setters, naming itself, however it was removed",
+          "[self_collision][errors]")
+{
+    using Catch::Matchers::ContainsSubstring;
+    Simulation<float> sim;
+    add_strand(sim, {.count = 4});
+    auto by_handle = add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.1f, .name = "by_handle"});
+    auto by_name = add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.1f, .name = "by_name"});
+    by_handle.set_thickness(0.2f); // live: accepted
+    CHECK(by_handle.thickness() == 0.2f);
+    CHECK(by_handle.remove());
+    CHECK(sim.remove_position_projection("by_name"));
+    for (auto* self : {&by_handle, &by_name})
+    {
+        const std::string removed = "self-collision '" + std::string(self == &by_handle ? "by_handle" : "by_name") +
+                                    "' was removed";
+        CHECK_THROWS_AS(self->set_thickness(0.3f), std::logic_error);
+        CHECK_THROWS_WITH(self->set_thickness(0.3f), ContainsSubstring(removed));
+        CHECK_THROWS_WITH(self->set_friction(0.1f), ContainsSubstring(removed));
+        CHECK_THROWS_WITH(self->set_enabled(false), ContainsSubstring(removed));
+    }
+    // Nothing was written: the settings read back as they were when the pass went.
+    CHECK(by_handle.thickness() == 0.2f);
+    CHECK(by_name.thickness() == 0.1f);
+    CHECK(by_name.enabled());
+}
+
 TEST_CASE("a self-collision handle used after its simulation is gone is a logic error", "[self_collision][errors]")
 {
     std::optional<SelfCollision<float>> self;
@@ -1204,4 +1231,6 @@ TEST_CASE("a self-collision handle used after its simulation is gone is a logic 
     }
     CHECK_THROWS_AS(self->remove(), std::logic_error);
     CHECK_THROWS_WITH(self->remove(), Catch::Matchers::ContainsSubstring("self-collision 'self_collision'"));
+    CHECK_THROWS_WITH(self->set_thickness(0.2f), Catch::Matchers::ContainsSubstring("simulation was destroyed"));
+    CHECK_THROWS_WITH(self->set_enabled(false), Catch::Matchers::ContainsSubstring("simulation was destroyed"));
 }

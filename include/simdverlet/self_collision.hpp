@@ -216,6 +216,9 @@ struct SelfCollisionData
     ParticleRange range;
     std::string name;
     std::weak_ptr<World<T>> world;
+    /// Alive while the registered pass is: the pass's closure owns it, so it expires when the pass
+    /// is unregistered, by the handle or by name, or its simulation is destroyed.
+    std::weak_ptr<const void> registration;
     bool enabled = true;
     int contacts = 0;
     CandidateList<T> candidates;
@@ -1242,9 +1245,12 @@ class SelfCollision
     int contacts() const noexcept { return m_data->contacts; }
 
     T thickness() const noexcept { return m_data->thickness; }
-    /// Throws std::invalid_argument, changing nothing, unless finite and > 0.
+    /// Throws std::invalid_argument, changing nothing, unless finite and > 0. Every setter throws
+    /// std::logic_error once the pass is unregistered or its simulation is gone: it would write
+    /// into settings no pass reads.
     void set_thickness(T thickness)
     {
+        check_registered();
         detail::check_self_collision(thickness, m_data->friction, m_data->passes);
         m_data->thickness = thickness;
     }
@@ -1253,13 +1259,18 @@ class SelfCollision
     /// Throws std::invalid_argument, changing nothing, unless finite and >= 0.
     void set_friction(T friction)
     {
+        check_registered();
         detail::check_self_collision(m_data->thickness, friction, m_data->passes);
         m_data->friction = friction;
     }
 
     /// Off skips the pass without unregistering it.
     bool enabled() const noexcept { return m_data->enabled; }
-    void set_enabled(bool on) noexcept { m_data->enabled = on; }
+    void set_enabled(bool on)
+    {
+        check_registered();
+        m_data->enabled = on;
+    }
 
     /// How many times the candidate list has been rebuilt: a measure of how well it is reused.
     std::uint64_t rebuilds() const noexcept { return m_data->candidates.builds; }
@@ -1281,6 +1292,15 @@ class SelfCollision
     template <class U>
     friend std::shared_ptr<detail::SelfCollisionData<U>> detail::self_collision_data(const SelfCollision<U>& handle);
     explicit SelfCollision(std::shared_ptr<detail::SelfCollisionData<T>> data) : m_data(std::move(data)) {}
+
+    void check_registered() const
+    {
+        const std::string what = "self-collision '" + m_data->name + "'";
+        detail::lock_world(m_data->world, what);
+        if (m_data->registration.expired())
+            detail::raise<std::logic_error>("simdverlet: " + what + " was removed");
+    }
+
     std::shared_ptr<detail::SelfCollisionData<T>> m_data;
 };
 
@@ -1319,9 +1339,13 @@ SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> 
     data->cloths = std::move(options.cloths);
     data->name = options.name;
     data->world = world;
+    auto registration = std::make_shared<const int>(0);
+    data->registration = registration;
     sim.add_stage_state(options.name, detail::self_collision_state(data));
-    sim.add_position_projection(
-        options.name, [data, w = world.get()](State3<T>& state, T) { detail::collide_self(*data, *w, state); });
+    sim.add_position_projection(options.name, [data, w = world.get(), registration](State3<T>& state, T) {
+        static_cast<void>(registration); // owned here: see registration
+        detail::collide_self(*data, *w, state);
+    });
     return SelfCollision<T>(std::move(data));
 }
 
