@@ -468,11 +468,11 @@ SIMDVERLET_INLINE TrianglePush<V> triangle_push(const kernels::BodyLanes<V>& p,
     // Inside, or outside an edge by at most the particle's height over the plane (in barycentric
     // units of the longer side): above a ridge where two triangles meet, each one's normal carries
     // the particle past the shared edge, out of both, by its height times the tangent of the turn;
-    // this covers turns up to 45 degrees. A particle in the plane, a neighbour in the sheet, gets
-    // no grace.
-    // And by at least `slack` of distance from any edge (over an edge of length l the barycentric
-    // margin is distance x l / len; the longest side covers all three): a particle keeps only its
-    // nearest triangle of a patch until the list is rebuilt, and may drift that far off it.
+    // this covers turns up to 45 degrees. And by at least `slack` of distance from any edge (over
+    // an edge of length l the barycentric margin is distance x l / len; the longest side covers
+    // all three): a particle keeps only its nearest triangle of a patch until the list is rebuilt,
+    // and may drift that far off it. The particles beside a triangle in the sheet are exempt, so
+    // the allowance never reaches a neighbour in the plane.
     const V e2x = c.x - b.x, e2y = c.y - b.y, e2z = c.z - b.z;
     const V longest = simd::sqrt(simd::max(simd::max(d00, d11), e2x * e2x + e2y * e2y + e2z * e2z));
     const V edge = -simd::max(simd::abs(height) / simd::sqrt(simd::max(d00, d11)), V(slack) * longest / len);
