@@ -1,9 +1,12 @@
 // Self-collision: folds of one sheet, two sheets, a rope and itself keep their thickness apart,
 // friction between layers holds, and the pass is deterministic like every other stage.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "catch.hpp"
@@ -352,6 +355,57 @@ TEST_CASE("a particle dropped on the middle of a grid square rests the thickness
     CHECK(std::abs(rest + 0.02f) < 2e-4f);
     CHECK(highest > -0.021f);        // no launch: it never rose above where it rests
     CHECK(drop(false).first > 0.5f); // through the sheet and falling
+}
+
+TEST_CASE("a rope dropped across a thin sheet lies the thickness above it and never passes through its triangles",
+          "[self_collision][triangles]")
+{
+    // A pinned 12 x 12 sheet at y = 0, thickness 0.2 x spacing, and a free rope of ten nodes
+    // dropped from 0.3 above it, laid along a row of square centres: every node is 0.07 from the
+    // nearest sheet particle, too far for the pairs to catch it, so only the triangles hold it.
+    const auto drop = [](bool with_triangles) {
+        Simulation<float> sim;
+        auto sheet = add_cloth(
+            sim, {.width = 12,
+                  .height = 12,
+                  .spacing = 0.1f,
+                  .pinned = [](int, int) { return true; },
+                  .position = [](int c, int r) { return Vec3<float>(0.1f * float(c), 0, 0.1f * float(r)); }});
+        auto rope = add_strand(sim, {.count = 10, .spacing = 0.1f, .position = [](int n) {
+                                         return Vec3<float>(0.15f + 0.1f * float(n), -0.3f, 0.55f);
+                                     }});
+        add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.02f,
+                                                            .cloths = with_triangles ? std::vector<Cloth<float>>{sheet}
+                                                                                     : std::vector<Cloth<float>>{}});
+        std::vector<std::array<std::int32_t, 3>> triangles;
+        for (const auto& t : sheet.triangles())
+            triangles.push_back({std::int32_t(sheet.index(std::size_t(t[0]))),
+                                 std::int32_t(sheet.index(std::size_t(t[1]))),
+                                 std::int32_t(sheet.index(std::size_t(t[2])))});
+        CrossingCounter<float> counter(sim, triangles, rope.base(), rope.end(), 0.1f,
+                                       [](std::size_t, std::size_t) { return true; });
+        for (int frame = 0; frame < 90; ++frame)
+            sim.step(pile_step<float>());
+        float low = 1, high = -1; // the range of the rope's heights at the end
+        for (std::size_t i = rope.base(); i < rope.end(); ++i)
+        {
+            low = std::min(low, sim.state().position(i).y());
+            high = std::max(high, sim.state().position(i).y());
+        }
+        return std::tuple<int, float, float>(counter.crossings(), low, high);
+    };
+    const auto [crossings, low, high] = drop(true);
+    INFO("rope heights " << low << " to " << high << ", " << crossings << " crossings");
+    CHECK(crossings == 0);
+    // Every node pushed out to the thickness each substep, then falling one substep's gravity
+    // (7.6e-5) before the next push.
+    CHECK(std::abs(low + 0.02f) < 2e-4f);
+    CHECK(std::abs(high + 0.02f) < 2e-4f);
+    const auto [crossings_without, low_without, high_without] = drop(false);
+    // Every node through the sheet; a node falls on its square's diagonal, so it may count in
+    // both triangles that share it.
+    CHECK(crossings_without >= 10);
+    CHECK(low_without > 0.5f); // and falling
 }
 
 TEST_CASE("a thin skirt on a walking body never passes a particle through its own triangles",
