@@ -103,7 +103,7 @@ void BM_self_collision_build(benchmark::State& bench)
     detail::CandidateList<float> list;
     const double seconds = benchmarking::seconds_per_iteration(
         bench, [&] { detail::build_candidates(list, world, s, 0, pile.sim.size(), kSpacing, margin); });
-    bench.counters["candidates/particle"] = double(list.list.size()) / double(pile.sim.size());
+    bench.counters["candidates/particle"] = double(list.partners.size()) / double(pile.sim.size());
     bench.counters["ms"] = 1e3 * seconds;
 }
 
@@ -128,7 +128,7 @@ void BM_self_collision_pass(benchmark::State& bench)
         bench.ResumeTiming();
     }
     bench.counters["contacts"] = double(contacts);
-    bench.counters["candidates/particle"] = double(data.candidates.list.size()) / double(pile.sim.size());
+    bench.counters["candidates/particle"] = double(data.candidates.partners.size()) / double(pile.sim.size());
 }
 
 /// The stage's parts on BM_self_collision's frames (vector, on `threads` threads): finding the
@@ -162,7 +162,7 @@ void BM_self_collision_parts(benchmark::State& bench)
                 detail::build_candidates(d.candidates, world, s, 0, n, d.thickness, detail::list_margin(d.thickness));
             });
         timed(layout, [&] {
-            if (!d.candidates.laid_out)
+            if (!d.candidates.layout.ready)
                 detail::lay_out_pairs(d.candidates, simd::kLanes<float>);
         });
         timed(pass, [&] { d.contacts = detail::resolve_pass(d, world, s); });
@@ -197,11 +197,11 @@ void BM_self_collision_staleness(benchmark::State& bench)
     for (auto _ : bench)
     {
         survey = bench.range(0) != 0
-                     ? kernels::survey_moves_vector<xsimd::default_arch>(s.x, s.y, s.z, list.x.data(), list.y.data(),
-                                                                         list.z.data(), n, list.centre, half * half,
-                                                                         few.data())
-                     : kernels::survey_moves(s.x, s.y, s.z, list.x.data(), list.y.data(), list.z.data(), n, list.centre,
-                                             half * half, few.data());
+                     ? kernels::survey_moves_vector<xsimd::default_arch>(s.x, s.y, s.z, list.built_x.data(),
+                                                                         list.built_y.data(), list.built_z.data(), n,
+                                                                         list.drift.centre, half * half, few.data())
+                     : kernels::survey_moves(s.x, s.y, s.z, list.built_x.data(), list.built_y.data(),
+                                             list.built_z.data(), n, list.drift.centre, half * half, few.data());
         benchmark::DoNotOptimize(survey);
     }
     bench.counters["largest"] = std::sqrt(survey.first);

@@ -63,15 +63,16 @@ int main(int argc, char** argv)
                                               return shoulder_point(start, c) + Vec3(0, kSpacing * float(r), 0);
                                           }});
     // The top row follows the shoulders; the rest hangs from it.
-    auto shoulders = sv::add_motion_constraints(sim, {.begin = cape.base(), .end = cape.base() + kWidth},
-                                                sv::MotionOptions<float>{.max_distance = 0.0f});
+    auto shoulders = sv::add_motion_constraints(
+        sim,
+        sv::MotionOptions<float>{.range = {.begin = cape.base(), .end = cape.base() + kWidth}, .max_distance = 0.0f});
     std::vector<std::size_t> top_row;
     for (int c = 0; c < kWidth; ++c)
         top_row.push_back(cape.index(c, 0));
     const auto tethers = sv::add_tethers(sim, cape, sv::TetherOptions<float>{.anchors = top_row, .slack = 1.02f});
     // The body, registered last: it has the last word over where the cape may be.
     auto body = sv::add_colliders(sim, {});
-    auto& capsule = body->add(sv::CapsuleCollider<float>(
+    auto& capsule = body.add(sv::CapsuleCollider<float>(
         {.a = start.centre + Vec3(0, kHips, 0), .b = start.centre + Vec3(0, kShoulders, 0), .radius = kBodyRadius},
         {.friction = 0.3f}));
 
@@ -131,9 +132,9 @@ int main(int argc, char** argv)
     sv::DebugGeometry<float> grid;
     grid.outlines = cape.lines();
     above.add_polylines(sv::svg::projected(grid, sv::svg::Projection::top()).outlines, cloth_stroke);
-    above.add(sv::svg::projected(sv::outline(*body), sv::svg::Projection::top()));
+    above.add(sv::svg::projected(sv::outline(body), sv::svg::Projection::top()));
     beside.add_polylines(grid.outlines, cloth_stroke);
-    beside.add(sv::outline(*body));
+    beside.add(sv::outline(body));
     figure.save(out + "/cape.svg");
     std::printf("diverged: %s\n", sim.diverged() ? "yes" : "no");
     return sim.diverged() ? 1 : 0;

@@ -35,20 +35,20 @@ int main(int argc, char** argv)
 
     const sv::ContactMaterial<float> cloth_on_wood{.friction = 0.6f, .margin = 0.02f};
     auto world = sv::add_colliders(sim, {.relaxations = 2});
-    auto& floor = world->add(sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -4}, cloth_on_wood));
-    auto& room = world->add(sv::BoxCollider<float>({.min = {-3.5f, -2, -3.5f}, .max = {3.5f, 5, 3.5f}}, cloth_on_wood));
-    auto& ball = world->add(sv::SphereCollider<float>({.center = {-1.5f, 2.5f, 0}, .radius = 1.2f}, cloth_on_wood));
-    auto& rail = world->add(
+    auto& floor = world.add(sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -4}, cloth_on_wood));
+    auto& room = world.add(sv::BoxCollider<float>({.min = {-3.5f, -2, -3.5f}, .max = {3.5f, 5, 3.5f}}, cloth_on_wood));
+    auto& ball = world.add(sv::SphereCollider<float>({.center = {-1.5f, 2.5f, 0}, .radius = 1.2f}, cloth_on_wood));
+    auto& rail = world.add(
         sv::CapsuleCollider<float>({.a = {0.5f, 2, -3}, .b = {0.5f, 2, 3}, .radius = 0.25f}, cloth_on_wood));
-    auto& crate = world->add(
+    auto& crate = world.add(
         sv::BoxCollider<float>({.min = {1.5f, 3, -1}, .max = {3, 4, 1}, .inside = false}, cloth_on_wood));
     // A torus lying on the floor around the ball: major radius 2.2, minor 0.3.
-    auto& torus = world->add(sv::SdfCollider<float>({.field =
-                                                         [](const Vec3& p) {
-                                                             const float q = std::hypot(p.x() + 1.5f, p.z()) - 2.2f;
-                                                             return std::hypot(q, p.y() - 3.7f) - 0.3f;
-                                                         }},
-                                                    cloth_on_wood));
+    auto& torus = world.add(sv::SdfCollider<float>({.field =
+                                                        [](const Vec3& p) {
+                                                            const float q = std::hypot(p.x() + 1.5f, p.z()) - 2.2f;
+                                                            return std::hypot(q, p.y() - 3.7f) - 0.3f;
+                                                        }},
+                                                   cloth_on_wood));
 
     const sv::StepParams<float> params{.gravity = {0, 4, 0}, .iterations = 16};
     std::printf("frame  floor  room  ball  rail  crate  torus   lowest y\n");
@@ -68,7 +68,7 @@ int main(int argc, char** argv)
         .add_panel("every collider at once, after 8 s: floor, room, ball, rail, crate\n(the torus is an SDF: it has no "
                    "outline)")
         .add(sv::debug_lines(sim))
-        .add(sv::outline(*world));
+        .add(sv::outline(world));
     figure.set_window({-4.5, -2.5, 9, 7});
     figure.save(out + "/colliders.svg");
     std::printf("diverged: %s\n", sim.diverged() ? "yes" : "no");

@@ -43,16 +43,16 @@ int main(int argc, char** argv)
             continue;
         const Vec3 c = cloth.position(23, 15);
         const float tie = (rope.position(0) - c).norm();
-        std::printf("%5d  %9d  (%6.3f, %6.3f, %6.3f)   %6.2f %%\n", frame, world->contacts(), c.x(), c.y(), c.z(),
+        std::printf("%5d  %9d  (%6.3f, %6.3f, %6.3f)   %6.2f %%\n", frame, world.contacts(), c.x(), c.y(), c.z(),
                     100.0f * (tie - rest) / rest);
     }
     char caption[128];
     std::snprintf(
         caption, sizeof caption,
         "hung by two corners, draped on a ball, a weighted rope tied to a corner\n%d particles on the ball after 8 s",
-        world->contacts());
+        world.contacts());
     sv::svg::Figure figure({.columns = 1, .cell_width = 480});
-    figure.add_panel(caption).add(sv::debug_lines(sim)).add(sv::outline(*world));
+    figure.add_panel(caption).add(sv::debug_lines(sim)).add(sv::outline(world));
     figure.save(out + "/drape.svg");
     std::printf("rope mean kink %.1f degrees; diverged: %s\n", rope.mean_kink_degrees(), sim.diverged() ? "yes" : "no");
     return sim.diverged() ? 1 : 0;

@@ -96,7 +96,7 @@ int main(int argc, char** argv)
     sv::Simulation<float> sim;
     auto dress = sv::add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 100, .name = "skirt"});
     // Every particle under motion constraints: the waistband glued to the hips, the rest free.
-    auto waist = sv::add_motion_constraints(sim, dress.range(), sv::MotionOptions<float>{.max_distance = 0});
+    auto waist = sv::add_motion_constraints(sim, sv::MotionOptions<float>{.range = dress.range(), .max_distance = 0});
     std::vector<float> distances(dress.count());
     std::vector<Vec3> offsets(dress.count()); // each held particle's place relative to the body's centre
     std::size_t held_count = 0;
@@ -114,7 +114,7 @@ int main(int argc, char** argv)
     sv::add_wind(sim, {.velocity = {0.6f, 0, 0.3f}, .cloths = {dress}, .pressure = 0.4f});
     // The body, registered last: it has the last word over where the skirt may be.
     auto body = sv::add_colliders(sim, {});
-    auto& capsule = body->add(sv::CapsuleCollider<float>(
+    auto& capsule = body.add(sv::CapsuleCollider<float>(
         {.a = start.centre + Vec3(0, kKnees, 0), .b = start.centre + Vec3(0, kHead, 0), .radius = kBodyRadius},
         {.friction = 0.3f}));
 
@@ -198,9 +198,9 @@ int main(int argc, char** argv)
         skin.outlines.push_back({dress.position(std::size_t(tri[0])), dress.position(std::size_t(tri[1])),
                                  dress.position(std::size_t(tri[2])), dress.position(std::size_t(tri[0]))});
     above.add_polylines(sv::svg::projected(skin, sv::svg::Projection::top()).outlines, cloth_stroke);
-    above.add(sv::svg::projected(sv::outline(*body), sv::svg::Projection::top()));
+    above.add(sv::svg::projected(sv::outline(body), sv::svg::Projection::top()));
     beside.add_polylines(skin.outlines, cloth_stroke);
-    beside.add(sv::outline(*body));
+    beside.add(sv::outline(body));
     figure.save(out + "/garment.svg");
     std::printf("diverged: %s\n", sim.diverged() ? "yes" : "no");
     return sim.diverged() ? 1 : 0;

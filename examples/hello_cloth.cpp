@@ -29,9 +29,9 @@ int main(int argc, char** argv)
     sv::svg::Figure figure(
         {.columns = 3, .cell_width = 330, .title = "hello_cloth: the guide's sheet dropped on a ball"});
     const auto snapshot = [&](int frame) {
-        figure.add_panel("frame " + std::to_string(frame) + ", " + std::to_string(world->contacts()) + " contacts")
+        figure.add_panel("frame " + std::to_string(frame) + ", " + std::to_string(world.contacts()) + " contacts")
             .add(sv::debug_lines(sim))
-            .add(sv::outline(*world));
+            .add(sv::outline(world));
     };
 
     const sv::StepParams<float> params{.gravity = {0.0f, 2.0f, 0.0f}, .iterations = 16}; // +y is down
@@ -48,7 +48,7 @@ int main(int argc, char** argv)
         for (float y : sim.state().y())
             lowest = std::max(lowest, y);
         std::printf("%5d   %8.4f world units                      %6.2f %%     %4d\n", frame, lowest,
-                    100.0 * sv::peak_strain(sim), world->contacts());
+                    100.0 * sv::peak_strain(sim), world.contacts());
     }
     snapshot(400);
     figure.save(out + "/hello_cloth.svg");

@@ -73,7 +73,7 @@ int main(int argc, char** argv)
             {.vertices = ring.vertices, .triangles = ring.triangles, .thickness = thickness, .two_sided = false},
             {.friction = 0.5f}),
         sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -4.0f}, {.friction = 0.5f, .margin = 0.02f}));
-    auto& mesh = static_cast<sv::TriangleMeshCollider<float>&>((*world)[0]);
+    auto& mesh = static_cast<sv::TriangleMeshCollider<float>&>(world[0]);
     // The sheet's particles batched in square tiles rather than runs along a row: the same
     // result, found faster (docs/performance.md, "Triangle-mesh colliders").
     mesh.set_particle_grids({sheet.grid()});

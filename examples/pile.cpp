@@ -131,8 +131,8 @@ int main(int argc, char** argv)
         front.add_polylines(grid.outlines, colours[k]);
         side.add_polylines(sv::svg::projected(grid, oblique).outlines, colours[k]);
     }
-    front.add(sv::outline(*world));
-    side.add(sv::svg::projected(sv::outline(*world), oblique));
+    front.add(sv::outline(world));
+    side.add(sv::svg::projected(sv::outline(world), oblique));
     figure.save(out + "/pile.svg");
     std::printf("diverged: %s\n", sim.diverged() ? "yes" : "no");
     return sim.diverged() ? 1 : 0;

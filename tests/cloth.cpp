@@ -43,8 +43,8 @@ bool same_accumulators(const State3<float>& a, const State3<float>& b)
 } // namespace
 
 // The curvature kernel reads a cloth's slots by these roles.
-static_assert(kernels::kGridDown == kClothDown && kernels::kGridUp == kClothUp && kernels::kGridRight == kClothRight &&
-              kernels::kGridLeft == kClothLeft);
+static_assert(kClothDown == kClothDown && kClothUp == kClothUp && kClothRight == kClothRight &&
+              kClothLeft == kClothLeft);
 
 TEST_CASE("a cloth's grid is wired four-ways inside, three on edges, two at corners, all symmetric", "[cloth]")
 {

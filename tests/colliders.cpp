@@ -53,12 +53,12 @@ TEST_CASE("a simulation's set_vectorized(false) sends its colliders down their s
     // flips to get the scalar path reaches the colliders at all.
     auto sim = flat_sheet<float>();
     auto world = add_colliders(sim, {}, PathRecorder{});
-    const auto& recorder = static_cast<const PathRecorder&>((*world)[0]);
+    const auto& recorder = static_cast<const PathRecorder&>(world[0]);
     sim.step(guide_step<float>(1));
     sim.set_vectorized(false);
     sim.step(guide_step<float>(1));
     sim.set_vectorized(true);
-    auto& own = static_cast<PathRecorder&>((*world)[0]);
+    auto& own = static_cast<PathRecorder&>(world[0]);
     own.vectorized = false; // the collider's own switch, with the simulation's on
     sim.step(guide_step<float>(1));
     own.vectorized = true;
@@ -108,7 +108,7 @@ TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays; with friction 0 
             if (frame == 400)
                 at_400 = centroid(sim);
             if (frame > 400)
-                fewest_contacts = std::min(fewest_contacts, world->contacts());
+                fewest_contacts = std::min(fewest_contacts, world.contacts());
         }
         return std::tuple{(centroid(sim) - at_400).norm(), fewest_contacts};
     };
@@ -187,7 +187,7 @@ TEST_CASE("a sheet draped on a ball half its width with friction 0.6 settles and
         for (int frame = 0; frame < 240; ++frame) // then 4 s more
         {
             sim.step(guide_step<float>(16));
-            fewest_contacts = std::min(fewest_contacts, world->contacts());
+            fewest_contacts = std::min(fewest_contacts, world.contacts());
         }
         return std::tuple{(centroid(sim) - settled).norm(), centroid(sim).y(), fewest_contacts};
     };
@@ -218,7 +218,7 @@ TEST_CASE("restitution 1 keeps the bounce height, 0.9 returns 0.81 of it per bou
         for (int frame = 0; frame < 20000 && heights.size() < 5; ++frame)
         {
             sim.step({.dt = 1.0 / 240, .damping = 1.0, .gravity = {0, 9.81, 0}});
-            if (world->contacts() > 0)
+            if (world.contacts() > 0)
             {
                 if (rising)
                     heights.push_back(3.0 - top);
@@ -366,26 +366,26 @@ TEST_CASE("colliders can be moved, retuned, disabled, removed and detached betwe
     Simulation<float> sim;
     sim.add_particle({0, 0, 0});
     auto world = add_colliders(sim, {});
-    auto& floor = world->add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -1}));
+    auto& floor = world.add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -1}));
     CHECK(sim.position_projections().contains("colliders"));
     for (int frame = 0; frame < 120; ++frame)
         sim.step({.gravity = {0, 2, 0}});
     CHECK(sim.state().y()[0] == Approx(1.0f));
-    CHECK(world->contacts() == 1);
+    CHECK(world.contacts() == 1);
     floor.set_offset(-2); // lower the floor: the particle falls to the new one
     for (int frame = 0; frame < 120; ++frame)
         sim.step({.gravity = {0, 2, 0}});
     CHECK(sim.state().y()[0] == Approx(2.0f));
     floor.enabled = false;
     sim.step({.gravity = {0, 2, 0}});
-    CHECK(world->contacts() == 0);
+    CHECK(world.contacts() == 0);
     CHECK(sim.state().y()[0] > 2.0f);
     floor.enabled = true;
-    CHECK(world->remove(floor));
-    CHECK(world->size() == 0);
-    CHECK(world->detach());
+    CHECK(world.remove(floor));
+    CHECK(world.size() == 0);
+    CHECK(world.remove());
     CHECK_FALSE(sim.position_projections().contains("colliders"));
-    CHECK_FALSE(world->detach());
+    CHECK_FALSE(world.remove());
 }
 
 TEST_CASE("the collider range covers only its particles and follows the simulation's size", "[colliders]")
@@ -396,11 +396,11 @@ TEST_CASE("the collider range covers only its particles and follows the simulati
     auto world = add_colliders(sim, {.range = {.begin = 2, .end = 5}},
                                PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0}));
     sim.step({});
-    CHECK(world->contacts() == 3);
-    world->set_range({});
+    CHECK(world.contacts() == 3);
+    world.set_range({});
     sim.add_particle({0, 0.5f, 0}); // appended later: covered by the default range
     sim.step({});
-    CHECK(world->contacts() == 8); // 2..4 were already pushed out; the other 7 + the new one
+    CHECK(world.contacts() == 8); // 2..4 were already pushed out; the other 7 + the new one
 }
 
 TEST_CASE("bad collider input throws, names the value and changes nothing", "[colliders][errors]")
@@ -433,8 +433,8 @@ TEST_CASE("bad collider input throws, names the value and changes nothing", "[co
     CHECK(sdf.shape().max_steps == 2);
     Simulation<float> sim;
     auto world = add_colliders(sim, {});
-    CHECK_THROWS_AS(world->set_relaxations(0), std::invalid_argument);
-    CHECK(world->relaxations() == 1);
+    CHECK_THROWS_AS(world.set_relaxations(0), std::invalid_argument);
+    CHECK(world.relaxations() == 1);
     CHECK_THROWS_AS(add_colliders(sim, {.name = "other", .relaxations = 0}), std::invalid_argument);
     CHECK_FALSE(sim.position_projections().contains("other"));
 }

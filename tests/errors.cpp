@@ -1,4 +1,4 @@
-// Bad input: one row per documented misuse (DESIGN §5 and the stages' own). Each must throw the
+// Bad input: one row per documented misuse (the simulation's and each stage's). Each must throw the
 // stated standard exception, name the offending value in its message, and leave the simulation,
 // its constraints, its stages (and the state they save) and its colliders as they were.
 #include <functional>
@@ -32,7 +32,7 @@ struct Scene
     Simulation<float> sim;
     std::optional<Cloth<float>> cloth;
     std::optional<Strand<float>> rope;
-    std::shared_ptr<ColliderSet<float>> world;
+    ColliderSet<float> world;
     PlaneCollider<float>* floor = nullptr;
     SdfCollider<float>* ball = nullptr;
     std::optional<Wind<float>> breeze;
@@ -42,8 +42,8 @@ struct Scene
         cloth = add_cloth(sim, {.pinned = [](int c, int r) { return r == 0 && c % 4 == 0; }}); // 0..199
         rope = add_strand(sim, {.count = 5});                                                  // 200..204
         world = add_colliders(sim, {});
-        floor = &world->add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -8}));
-        ball = &world->add(SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1.0f; }}));
+        floor = &world.add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -8}));
+        ball = &world.add(SdfCollider<float>({.field = [](const Vec3<float>& p) { return p.norm() - 1.0f; }}));
         sim.add_particle({0, 0, 5}); // 205, a free particle above every block
         breeze = add_wind(sim, {.name = "breeze"});
         for (int frame = 0; frame < frames; ++frame)
@@ -262,10 +262,9 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
         {"a cloth stepped after its simulation was destroyed",
          [](Scene&) { orphans().world->cloth.step(guide_step<float>(8)); }, Kind::logic_error,
          "cloth 'cloth@0'" + kDestroyed},
-        // A cloth holding a grab lets go first: the grab's controller reports it, named as the
-        // cloth's grab.
+        // A cloth holding a grab reports its own simulation gone before it lets go.
         {"a grabbing cloth removed after its simulation was destroyed", [](Scene&) { orphans().world->cloth.remove(); },
-         Kind::logic_error, "cloth 'cloth@0''s grab (PID controller #4)" + kDestroyed},
+         Kind::logic_error, "cloth 'cloth@0'" + kDestroyed},
         {"a self-collision removed after its simulation was destroyed", [](Scene&) { orphans().world->self.remove(); },
          Kind::logic_error, "self-collision 'self_collision'" + kDestroyed},
         {"a strand tied after its simulation was destroyed", [](Scene&) { orphans().world->rope.attach_to(0, 3); },
@@ -276,8 +275,8 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
          Kind::logic_error, "tearing 'tearing'" + kDestroyed},
         {"wind removed after its simulation was destroyed", [](Scene&) { orphans().world->wind.remove(); },
          Kind::logic_error, "wind 'wind'" + kDestroyed},
-        {"a collider set detached after its simulation was destroyed",
-         [](Scene&) { orphans().world->colliders->detach(); }, Kind::logic_error,
+        {"a collider set removed after its simulation was destroyed",
+         [](Scene&) { orphans().world->colliders.remove(); }, Kind::logic_error,
          "collider set 'colliders'" + kDestroyed},
         {"a PID target moved after its simulation was destroyed",
          [](Scene&) {

@@ -477,7 +477,7 @@ TEST_CASE("every stage on a mesh cloth gives the same bits on every path and aft
         auto cloth = add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 60, .pinned = [&](std::size_t v) {
                                               return mesh.vertices[v].y() == 0.0f;
                                           }});
-        auto motion = add_motion_constraints(sim, cloth.range(), MotionOptions<float>{.max_distance = 100});
+        auto motion = add_motion_constraints(sim, MotionOptions<float>{.range = cloth.range(), .max_distance = 100});
         std::vector<float> distances(cloth.count(), 100.0f);
         std::vector<Vec3<float>> targets(cloth.count()), normals(cloth.count(), Vec3<float>(0, 0, -1));
         for (std::size_t k = 0; k < cloth.count(); ++k)

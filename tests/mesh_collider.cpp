@@ -220,7 +220,7 @@ TEST_CASE("a sheet dropped on an icosphere mesh rests where it rests on the anal
         double closest = std::numeric_limits<double>::max();
         for (std::size_t i = 0; i < sim.size(); ++i)
             closest = std::min(closest, double((sim.state().position(i) - centre).norm()));
-        return std::tuple{centroid(sim), closest, world->contacts()};
+        return std::tuple{centroid(sim), closest, world.contacts()};
     };
     const auto [sphere_centroid, sphere_closest, sphere_contacts] = settle(
         SphereCollider<float>({.center = centre, .radius = radius}, {.friction = 0.6f, .margin = 0.1f}));
@@ -271,7 +271,7 @@ TEST_CASE("particles fired at a thin two-triangle wall at up to 600 units a seco
                     sim.state().set_velocity(std::size_t(i), step);
                     side.push_back(-sign);
                 }
-        std::shared_ptr<ColliderSet<float>> world;
+        ColliderSet<float> world;
         if (with_wall)
             world = add_colliders(sim, {},
                                   collider_of(square_wall<float>(1.0f), 0.01f, true, {.friction = 0}, detection));
@@ -288,7 +288,7 @@ TEST_CASE("particles fired at a thin two-triangle wall at up to 600 units a seco
                     ++crossed;
             }
         }
-        return std::tuple{crossed, with_wall ? world->contacts() : 0, sim.size()};
+        return std::tuple{crossed, with_wall ? world.contacts() : 0, sim.size()};
     };
     const auto [crossed, contacts, count] = fire(true);
     const auto [crossed_freely, unused, same_count] = fire(false);
@@ -321,7 +321,7 @@ TEST_CASE("an animated box mesh sweeping across a floor pushes a sheet ahead of 
             const float x = -1.2f + 0.05f * float(frame);
             return box_mesh<float>({x, -0.5f, -0.5f}, {x + 1.0f, 1.5f, 2.5f});
         };
-        auto* mesh = &world->add(collider_of(box_at(0), 0.01f, false, {.friction = 0.3f}));
+        auto* mesh = &world.add(collider_of(box_at(0), 0.01f, false, {.friction = 0.3f}));
         int inside = 0;
         for (int frame = 1; frame <= 60; ++frame)
         {
@@ -329,8 +329,8 @@ TEST_CASE("an animated box mesh sweeping across a floor pushes a sheet ahead of 
                 mesh->set_vertices(box_at(frame).vertices);
             else
             {
-                world->remove(*mesh);
-                mesh = &world->add(collider_of(box_at(frame), 0.01f, false, {.friction = 0.3f}));
+                world.remove(*mesh);
+                mesh = &world.add(collider_of(box_at(frame), 0.01f, false, {.friction = 0.3f}));
             }
             sim.step({.gravity = {0, -9.81f, 0}, .iterations = 16, .substeps = 2});
             const float lo = -1.2f + 0.05f * float(frame);
@@ -368,7 +368,7 @@ TEST_CASE("a mesh collider gives the same bits on every path: vector, scalar, th
             auto sim = flat_sheet<float>();
             configure(sim);
             auto world = add_colliders(sim, {}, collider_of(ring, 0.1f, false, {.friction = 0.4f}, detection));
-            auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+            auto& mesh = static_cast<TriangleMeshCollider<float>&>(world[0]);
             for (int frame = 0; frame < 90; ++frame)
             {
                 std::vector<Vec3<float>> v = ring.vertices;
@@ -385,7 +385,7 @@ TEST_CASE("a mesh collider gives the same bits on every path: vector, scalar, th
                 params.substeps = 3;
                 sim.step(params);
             }
-            return std::pair{std::move(sim), world->contacts()};
+            return std::pair{std::move(sim), world.contacts()};
         },
         64);
     CHECK(contacts > 30);
@@ -439,7 +439,7 @@ TEST_CASE("a sheet on a turning torus mesh takes the same bits batched in tiles 
             auto sim = flat_sheet<float>();
             configure(sim);
             auto world = add_colliders(sim, {}, collider_of(ring, 0.1f, false, {.friction = 0.4f}));
-            auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+            auto& mesh = static_cast<TriangleMeshCollider<float>&>(world[0]);
             if (tiles)
                 mesh.set_particle_grids({{.first = 0, .width = 20, .height = 10}});
             // Sinking for 30 frames, then still: a still mesh keeps the lists while the sheet
@@ -455,7 +455,7 @@ TEST_CASE("a sheet on a turning torus mesh takes the same bits batched in tiles 
                 }
                 sim.step(guide_step<float>(16));
             }
-            return std::pair{std::move(sim), world->contacts()};
+            return std::pair{std::move(sim), world.contacts()};
         };
     };
     const int contacts = check_same_bits_on_every_path(drape(true), 64);
@@ -482,7 +482,7 @@ TEST_CASE("a sheet settling on a mesh that then jumps sideways takes the scalar 
             auto sim = flat_sheet<float>();
             sim.set_vectorized(vectorized);
             auto world = add_colliders(sim, {}, collider_of(ring, 0.1f, false, {.friction = 0.4f}));
-            auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+            auto& mesh = static_cast<TriangleMeshCollider<float>&>(world[0]);
             if (tiles)
                 mesh.set_particle_grids({{.first = 0, .width = 20, .height = 10}});
             // Damped hard, so that it comes nearly to rest on the ring.
@@ -535,12 +535,12 @@ TEST_CASE("beads sliding over a bumpy mesh take the scalar twin's bits, in tiles
                 sim.state().set_velocity(k, {speed(rng) / 240.0f, 0.0f, speed(rng) / 240.0f});
             }
         auto world = add_colliders(sim, {}, collider_of(terrain, 0.1f, false, {.friction = 0.0f}));
-        auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+        auto& mesh = static_cast<TriangleMeshCollider<float>&>(world[0]);
         if (tiles)
             mesh.set_particle_grids({{.first = 0, .width = 16, .height = 16}});
         for (int frame = 0; frame < 90; ++frame)
             sim.step({.dt = 1.0f / 60.0f, .damping = 1.0f, .gravity = {0, -9.81f, 0}, .iterations = 1, .substeps = 4});
-        return std::pair{std::move(sim), world->contacts()};
+        return std::pair{std::move(sim), world.contacts()};
     };
     for (const bool tiles : {false, true})
     {
@@ -580,7 +580,7 @@ TEST_CASE("beads resting on a floor mesh take the scalar twin's bits when one is
         sim.state().set_position(let_go, {0.3f * 5 - 2.4f + 0.1f, 0.05f, 0.3f * 2 - 2.4f + 0.1f});
         sim.state().set_inverse_mass(let_go, 0.0f);
         auto world = add_colliders(sim, {}, collider_of(floor, 0.1f, false, {.friction = 0.5f}));
-        auto& mesh = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+        auto& mesh = static_cast<TriangleMeshCollider<float>&>(world[0]);
         if (tiles)
             mesh.set_particle_grids({{.first = 0, .width = 16, .height = 16}});
         const StepParams<float> params{.dt = 1.0f / 60.0f, .damping = 0.9f, .gravity = {0, -9.81f, 0}, .substeps = 2};
@@ -597,7 +597,7 @@ TEST_CASE("beads resting on a floor mesh take the scalar twin's bits when one is
             }
             sim.step(params);
         }
-        return std::pair{std::move(sim), world->contacts()};
+        return std::pair{std::move(sim), world.contacts()};
     };
     for (const bool tiles : {false, true})
     {
@@ -650,7 +650,7 @@ TEST_CASE("a particle turned toward a wall in the middle of a call is planned ag
                 stopped, sim.size());
     CHECK(crossed == 0);
     CHECK(stopped == int(sim.size())); // every one reached the wall and was held at the thickness
-    CHECK(world->contacts() >= int(sim.size()));
+    CHECK(world.contacts() >= int(sim.size()));
 }
 
 TEST_CASE("a sheet resting on a torus mesh moves per call as it moves per substep, within a fiftieth of the thickness",
@@ -681,10 +681,10 @@ TEST_CASE("a sheet resting on a torus mesh moves per call as it moves per subste
         const StepParams<float> frame{.dt = 1.0f / 60, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = 6};
         for (int f = 0; f < 180; ++f)
             sim.step(frame);
-        static_cast<TriangleMeshCollider<float>&>((*world)[0]).set_detection(detection);
+        static_cast<TriangleMeshCollider<float>&>(world[0]).set_detection(detection);
         for (int f = 0; f < 30; ++f)
             sim.step(frame);
-        return std::pair{sim.state(), world->contacts()};
+        return std::pair{sim.state(), world.contacts()};
     };
     const auto [planned, planned_contacts] = settle(ContactDetection::per_call);
     const auto [exact, exact_contacts] = settle(ContactDetection::per_substep);
@@ -737,7 +737,7 @@ TEST_CASE("a garment on a walking body mesh never ends a call inside it, at 6 su
     TriangleMesh<float> mesh{.vertices = placed(0), .triangles = body.triangles};
     const auto detection = GENERATE(ContactDetection::per_call, ContactDetection::per_substep);
     auto world = add_colliders(sim, {}, collider_of(mesh, 0.05f, false, {.friction = 0.3f}, detection));
-    auto& collider = static_cast<TriangleMeshCollider<float>&>((*world)[0]);
+    auto& collider = static_cast<TriangleMeshCollider<float>&>(world[0]);
     int inside = 0, contacts = 0;
     for (int frame = 1; frame <= 240; ++frame)
     {
@@ -750,7 +750,7 @@ TEST_CASE("a garment on a walking body mesh never ends a call inside it, at 6 su
             sim.state().set_position(i, sim.state().position(i) + moved.cast<float>());
         }
         sim.step({.dt = 1.0f / 60, .gravity = {0, 9.81f, 0}, .iterations = 4, .substeps = 6});
-        contacts += world->contacts();
+        contacts += world.contacts();
         for (std::size_t i = 0; i < sim.size(); ++i)
         {
             const Vec3<double> p = sim.state().position(i).cast<double>() - at(frame);
@@ -795,7 +795,7 @@ TEST_CASE("restoring a snapshot, then stepping a sheet on a mesh planned per cal
         sim.step(params);
     const auto eq = [](auto u, auto v) { return std::equal(u.begin(), u.end(), v.begin(), v.end()); };
     const auto& s = sim.state();
-    CHECK(world->contacts() > 30);
+    CHECK(world.contacts() > 30);
     CHECK((eq(s.x(), uninterrupted.x()) && eq(s.y(), uninterrupted.y()) && eq(s.z(), uninterrupted.z()) &&
            eq(s.px(), uninterrupted.px()) && eq(s.py(), uninterrupted.py()) && eq(s.pz(), uninterrupted.pz())));
 }
@@ -910,7 +910,7 @@ TEST_CASE("a mesh collider drops a zero-area triangle among good ones, reports i
             for (int c = 0; c < 6; ++c)
                 sim.add_particle(Vec3<float>(-0.3f, -0.9f + 0.35f * float(r), -0.9f + 0.35f * float(c)));
         auto set = add_colliders(sim, {});
-        auto& collider = set->add(std::move(mesh));
+        auto& collider = set.add(std::move(mesh));
         for (int frame = 0; frame < 60; ++frame)
         {
             if (frame == 30)

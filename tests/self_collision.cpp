@@ -433,8 +433,8 @@ TEST_CASE("a thin skirt on a walking body never passes a particle through its ow
                                                             .cloths = with_triangles ? std::vector<Cloth<float>>{skirt}
                                                                                      : std::vector<Cloth<float>>{}});
         auto body = add_colliders(sim, {});
-        auto& capsule = body->add(CapsuleCollider<float>(
-            {.a = {1.5f, -0.4f, 0}, .b = {1.5f, -1.8f, 0}, .radius = 0.22f}, {.friction = 0.3f}));
+        auto& capsule = body.add(CapsuleCollider<float>({.a = {1.5f, -0.4f, 0}, .b = {1.5f, -1.8f, 0}, .radius = 0.22f},
+                                                        {.friction = 0.3f}));
         std::vector<std::array<std::int32_t, 3>> triangles;
         for (const auto& t : skirt.triangles())
             triangles.push_back({std::int32_t(skirt.index(std::size_t(t[0]))),
@@ -754,9 +754,9 @@ TEST_CASE("a candidate list outlives a fast particle until it meets one it was n
             if (cut)
             {
                 auto& list = detail::self_collision_data(self)->candidates;
-                list.survey_block = 16;
-                list.search_task = 1;
-                list.settle_block = 16;
+                list.drift.survey_block = 16;
+                list.drift.search_task = 1;
+                list.layout.settle_block = 16;
             }
             const StepParams<float> params{.dt = 1.0f / 60.0f, .damping = 1.0f, .substeps = 6};
             std::uint64_t while_falling = 0;
@@ -810,10 +810,10 @@ TEST_CASE("the stale-list check narrows its survey to a new centre from the part
     list.begin = 0;
     list.end = kCount;
     list.margin = 0.1f;
-    list.x.assign(kCount, 0.0f);
-    list.y.assign(kCount, 0.0f);
-    list.z.assign(kCount, 0.0f);
-    list.survey_block = 256; // the blocks' lists combined, as on a large scene
+    list.built_x.assign(kCount, 0.0f);
+    list.built_y.assign(kCount, 0.0f);
+    list.built_z.assign(kCount, 0.0f);
+    list.drift.survey_block = 256; // the blocks' lists combined, as on a large scene
     const std::array<float, 3> c{0.001f, -0.002f, 0.0005f};
     for (const float step : {0.0f, 0.001f, 0.003f, 0.006f, 0.0062f, 0.0063f, 0.01f})
         for (const bool vectorized : {true, false})
@@ -823,11 +823,14 @@ TEST_CASE("the stale-list check narrows its survey to a new centre from the part
             const float drift = std::sqrt(kernels::squared_from(moved[0], moved[1], moved[2], c));
             auto narrowed = detail::survey_moves(list, *world, s, c, listed, vectorized);
             const auto wide = narrowed;
-            const std::vector<std::uint32_t> wide_few(list.few.begin(), list.few.begin() + wide.beyond);
-            const bool narrows = detail::narrow_survey(list, s, narrowed, moved, listed, drift);
-            const std::vector<std::uint32_t> narrowed_few(list.few.begin(), list.few.begin() + narrowed.beyond);
+            const std::vector<std::uint32_t> wide_few(list.drift.far_movers.begin(),
+                                                      list.drift.far_movers.begin() + wide.beyond);
+            const bool narrows = detail::recentre_survey(list, s, narrowed, moved, listed, drift);
+            const std::vector<std::uint32_t> narrowed_few(list.drift.far_movers.begin(),
+                                                          list.drift.far_movers.begin() + narrowed.beyond);
             const auto fresh = detail::survey_moves(list, *world, s, moved, half, vectorized);
-            const std::vector<std::uint32_t> fresh_few(list.few.begin(), list.few.begin() + fresh.beyond);
+            const std::vector<std::uint32_t> fresh_few(list.drift.far_movers.begin(),
+                                                       list.drift.far_movers.begin() + fresh.beyond);
             CHECK(narrows == ((listed + drift) * 1.00001f < half));
             if (narrows)
             {
@@ -849,7 +852,7 @@ TEST_CASE("the stale-list check narrows its survey to a new centre from the part
         sim.state().set_position(i, {0.06f, 0.0f, 0.0f});
     auto all = detail::survey_moves(list, *world, s, c, listed, true);
     REQUIRE(all.beyond == kCount);
-    CHECK_FALSE(detail::narrow_survey(list, s, all, {c[0] + 0.001f, c[1], c[2]}, listed, 0.001f));
+    CHECK_FALSE(detail::recentre_survey(list, s, all, {c[0] + 0.001f, c[1], c[2]}, listed, 0.001f));
     CHECK(all.beyond == kCount);
 
     // One particle far out and the others near the centre: the second largest move is not among
@@ -859,7 +862,7 @@ TEST_CASE("the stale-list check narrows its survey to a new centre from the part
     auto lone = detail::survey_moves(list, *world, s, c, listed, true);
     REQUIRE(lone.beyond == 1u);
     const auto before = lone;
-    CHECK_FALSE(detail::narrow_survey(list, s, lone, {c[0] + 0.001f, c[1], c[2]}, listed, 0.001f));
+    CHECK_FALSE(detail::recentre_survey(list, s, lone, {c[0] + 0.001f, c[1], c[2]}, listed, 0.001f));
     CHECK(lone.first == before.first);
     CHECK(lone.second == before.second);
     CHECK(lone.beyond == 1u);
@@ -908,21 +911,21 @@ TEST_CASE("a fast particle the check found clear is not searched again until it 
         build();
         sim.state().set_position(bead, start + Vec3<float>(0.0f, 0.03f, 0.0f));
         CHECK(current());
-        CHECK(list.searches.size() == 1u);
+        CHECK(list.drift.searches.size() == 1u);
         sim.state().set_position(bead, start + Vec3<float>(0.0f, 0.035f, 0.0f));
         CHECK(current());
-        CHECK(list.searches.empty());
+        CHECK(list.drift.searches.empty());
         sim.state().set_position(bead, {0.3f, -0.105f, 0.3f});
         CHECK(current());
-        CHECK(list.searches.size() == 1u);
-        CHECK(std::abs(list.clearances[bead].distance - 0.105f) < 0.001f);
+        CHECK(list.drift.searches.size() == 1u);
+        CHECK(std::abs(list.drift.clear_zones[bead].radius - 0.105f) < 0.001f);
         sim.state().set_position(bead, {0.3f, -0.098f, 0.3f});
         CHECK_FALSE(current());
 
         build();
         sim.state().set_position(bead, {0.3f, -0.2f, 0.3f});
         CHECK(current());
-        CHECK(list.searches.size() == 1u);
+        CHECK(list.drift.searches.size() == 1u);
         sim.state().set_position(bead, {0.3f, -0.6f, 0.3f});
         sim.state().set_position(under, {0.3f, -0.15f, 0.3f});
         build();
@@ -982,11 +985,14 @@ TEST_CASE("a candidate list the check keeps holds every pair in contact", "[self
             const std::span<const ConstraintArrays<float>> c(views);
             Vec3<double> mean(0, 0, 0);
             for (std::size_t i = 0; i < n; ++i)
-                mean += (state.position(i) - Vec3<float>(list.x[i], list.y[i], list.z[i])).cast<double>();
+                mean +=
+                    (state.position(i) - Vec3<float>(list.built_x[i], list.built_y[i], list.built_z[i])).cast<double>();
             mean /= double(n);
             bool far = false;
             for (std::size_t i = 0; i < n; ++i)
-                far = far || ((state.position(i) - Vec3<float>(list.x[i], list.y[i], list.z[i])).cast<double>() - mean)
+                far = far || ((state.position(i) - Vec3<float>(list.built_x[i], list.built_y[i], list.built_z[i]))
+                                  .cast<double>() -
+                              mean)
                                      .norm() > list.margin / 2;
             kept_far += far ? 1 : 0;
             for (std::size_t a = 0; a < n; ++a)
@@ -995,7 +1001,7 @@ TEST_CASE("a candidate list the check keeps holds every pair in contact", "[self
                     // Touching as pair_push measures it.
                     if (!((state.position(a) - state.position(b)).squaredNorm() < d.thickness * d.thickness))
                         continue;
-                    const auto from = list.list.begin() + std::ptrdiff_t(list.first[a]);
+                    const auto from = list.partners.begin() + std::ptrdiff_t(list.first[a]);
                     const bool listed = std::binary_search(from, from + std::ptrdiff_t(list.count[a]),
                                                            std::uint32_t(b));
                     if (!listed && !detail::joined_by_spring(c, a, detail::spring_partners(c, a), b))
@@ -1122,9 +1128,9 @@ TEST_CASE("the stale-list check and the pass cut into small pieces do as one pie
                         std::shared_ptr<Executor> executor) {
         CrumpleScene<float> scene(true);
         auto& list = detail::self_collision_data(*scene.self)->candidates;
-        list.survey_block = block;
-        list.search_task = task;
-        list.settle_block = settle_block;
+        list.drift.survey_block = block;
+        list.drift.search_task = task;
+        list.layout.settle_block = settle_block;
         if (executor)
             scene.sim.set_executor(executor, 40);
         for (int frame = 0; frame < 40; ++frame)

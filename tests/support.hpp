@@ -292,7 +292,7 @@ template <class T>
 struct FullWorld
 {
     Cloth<T> cloth;
-    std::shared_ptr<ColliderSet<T>> colliders;
+    ColliderSet<T> colliders;
     Tearing<T> tearing;
     Wind<T> wind;
     Strand<T> rope;
@@ -328,7 +328,7 @@ struct FullWorld
           tethers(add_tethers(sim, cloth, TetherOptions<T>{.slack = T(1.6)})),
           limit(add_strain_limit(
               sim, StrainLimitOptions<T>{.max_stretch = T(0.35), .max_compression = T(0.3), .passes = 2})),
-          motion(add_motion_constraints(sim, rope.range(), MotionOptions<T>{.max_distance = T(1.5)}))
+          motion(add_motion_constraints(sim, MotionOptions<T>{.range = rope.range(), .max_distance = T(1.5)}))
     {
         rope.attach_to(cloth.index(0, 9), 0);
         cloth.grab_nearest(grab_target(0));

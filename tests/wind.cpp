@@ -148,7 +148,7 @@ TEST_CASE("a free particle approaches the wind velocity as 1 - exp(-drag t / m)"
     Simulation<double> sim;
     sim.add_particle({0, 0, 0});
     const Vec3<double> wind(3, 0, -1);
-    add_wind(sim, {.velocity = wind, .drag = 0.5, .particles = {}});
+    add_wind(sim, {.velocity = wind, .drag = 0.5, .range = {}});
     for (int frame = 0; frame < 120; ++frame)
         sim.step({.damping = 1.0});
     // After 2 s, one time constant: measured 1.9010 against the continuous 3 (1 - e^-1) = 1.8964;
@@ -172,7 +172,7 @@ TEST_CASE("gusts are called with the position and the wind's own clock", "[wind]
                                        times.push_back(t);
                                        return Vec3<float>::Zero();
                                    },
-                               .particles = {}});
+                               .range = {}});
     for (int frame = 0; frame < 3; ++frame)
         sim.step({.dt = 0.5f});
     CHECK(times == std::vector<float>{0.0f, 0.5f, 1.0f});
@@ -183,9 +183,9 @@ TEST_CASE("a gust's value replaces the steady velocity", "[wind]")
 {
     Simulation<float> sim;
     sim.add_particle({1, 2, 3});
-    add_wind(sim, {.velocity = {1, 0, 0},
-                   .gust = [](const Vec3<float>&, float) { return Vec3<float>(0, 0, 3); },
-                   .particles = {}});
+    add_wind(
+        sim,
+        {.velocity = {1, 0, 0}, .gust = [](const Vec3<float>&, float) { return Vec3<float>(0, 0, 3); }, .range = {}});
     // A particle at rest feels drag 0.5 x the gust, and nothing of the steady (1, 0, 0).
     CHECK(total_wind_force(sim) == Vec3<double>(0, 0, 1.5));
 }
@@ -293,7 +293,7 @@ TEST_CASE("bad wind input throws and changes nothing", "[wind][errors]")
     CHECK_THROWS_WITH(add_wind(sim, {.drag = -1.0f}), ContainsSubstring("-1"));
     CHECK_THROWS_WITH(add_wind(sim, {.pressure = -2.0f}), ContainsSubstring("pressure") && ContainsSubstring("-2"));
     CHECK_THROWS_WITH(add_wind(sim, {.skin_friction = NAN}), ContainsSubstring("skin_friction"));
-    CHECK_THROWS_WITH(add_wind(sim, {.particles = {.begin = 5, .end = 2}}), ContainsSubstring("[5, 2)"));
+    CHECK_THROWS_WITH(add_wind(sim, {.range = {.begin = 5, .end = 2}}), ContainsSubstring("[5, 2)"));
     Simulation<float> other;
     CHECK_THROWS_AS(add_wind(other, {.cloths = {sheet}}), std::invalid_argument);
     CHECK_THROWS_WITH(add_wind(other, {.cloths = {sheet}}), ContainsSubstring("another simulation"));

@@ -224,10 +224,10 @@ class App
             m_triangles += m_meshes[k].triangles.size();
             m_renderer.draw_mesh(m_meshes[k], kFront[k % 5], kBack[k % 5]);
         }
-        if (m_scene->colliders)
-            for (std::size_t k = 0; k < m_scene->colliders->size(); ++k)
+        if (!m_scene->colliders.removed())
+            for (std::size_t k = 0; k < m_scene->colliders.size(); ++k)
             {
-                const auto& collider = (*m_scene->colliders)[k];
+                const auto& collider = m_scene->colliders[k];
                 const bool floor = collider.kind() == sv::ColliderKind::plane;
                 const Vec3f colour = floor ? kFloor : kCollider;
                 m_renderer.draw_mesh(collider_mesh(collider), colour, colour * 0.7f, true);

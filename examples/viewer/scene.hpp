@@ -45,7 +45,7 @@ class Scene
     sv::Simulation<float> sim;
     std::vector<sv::Cloth<float>> cloths;
     std::vector<sv::Strand<float>> strands;
-    std::shared_ptr<sv::ColliderSet<float>> colliders; ///< drawn shaded; may be null
+    sv::ColliderSet<float> colliders; ///< drawn shaded; default-constructed (removed()) when the scene has none
     std::optional<sv::SelfCollision<float>> self_collision;
     std::shared_ptr<float> wind_strength = std::make_shared<float>(0.0f); ///< the gust field reads it
     sv::StepParams<float> params;

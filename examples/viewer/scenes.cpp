@@ -203,8 +203,9 @@ std::unique_ptr<Scene> cape()
                                                    return p;
                                                }}));
     const auto cape = s->cloths.back();
-    auto shoulders = sv::add_motion_constraints(s->sim, {.begin = cape.base(), .end = cape.base() + Walker::kWidth},
-                                                sv::MotionOptions<float>{.max_distance = 0.0f});
+    auto shoulders = sv::add_motion_constraints(
+        s->sim, sv::MotionOptions<float>{.range = {.begin = cape.base(), .end = cape.base() + Walker::kWidth},
+                                         .max_distance = 0.0f});
     std::vector<std::size_t> top_row;
     for (int c = 0; c < Walker::kWidth; ++c)
         top_row.push_back(cape.index(c, 0));
@@ -212,11 +213,11 @@ std::unique_ptr<Scene> cape()
     add_wind(*s, [](const Vec3&, float) { return Vec3(1.0f, 0.0f, 0.0f); });
     add_self_collision(*s, 0.07f);
     s->colliders = sv::add_colliders(s->sim, {});
-    auto& body = s->colliders->add(sv::CapsuleCollider<float>({.a = start.centre + Vec3(0, Walker::kHips, 0),
-                                                               .b = start.centre + Vec3(0, Walker::kShoulders, 0),
-                                                               .radius = Walker::kBody},
-                                                              {.friction = s->settings.friction}));
-    s->colliders->add(sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0.0f}, {.friction = 0.5f}));
+    auto& body = s->colliders.add(sv::CapsuleCollider<float>({.a = start.centre + Vec3(0, Walker::kHips, 0),
+                                                              .b = start.centre + Vec3(0, Walker::kShoulders, 0),
+                                                              .radius = Walker::kBody},
+                                                             {.friction = s->settings.friction}));
+    s->colliders.add(sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0.0f}, {.friction = 0.5f}));
     s->animate = [shoulders, &body](Scene&, float t) mutable {
         const Walker w(t);
         std::vector<Vec3> targets(Walker::kWidth), normals(Walker::kWidth, -w.forward);
@@ -274,7 +275,8 @@ std::unique_ptr<Scene> garment_scene()
     s->cloths.push_back(
         sv::add_mesh_cloth(s->sim, {.mesh = mesh, .stiffness = s->settings.stiffness, .name = "skirt"}));
     const auto dress = s->cloths.back();
-    auto waist = sv::add_motion_constraints(s->sim, dress.range(), sv::MotionOptions<float>{.max_distance = 0});
+    auto waist = sv::add_motion_constraints(s->sim,
+                                            sv::MotionOptions<float>{.range = dress.range(), .max_distance = 0});
     std::vector<float> distances(dress.count());
     std::vector<Vec3> offsets(dress.count());
     for (std::size_t k = 0; k < dress.count(); ++k)
@@ -289,10 +291,10 @@ std::unique_ptr<Scene> garment_scene()
     add_self_collision(*s, 0.05f);
     add_wind(*s, [](const Vec3&, float t) { return Vec3(0.6f + 0.3f * std::sin(0.7f * t), 0.0f, 0.3f); });
     s->colliders = sv::add_colliders(s->sim, {});
-    auto& body = s->colliders->add(sv::CapsuleCollider<float>(
+    auto& body = s->colliders.add(sv::CapsuleCollider<float>(
         {.a = start.centre + Vec3(0, kKnees, 0), .b = start.centre + Vec3(0, kHead, 0), .radius = kBody},
         {.friction = s->settings.friction}));
-    s->colliders->add(sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0.0f}, {.friction = 0.5f}));
+    s->colliders.add(sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0.0f}, {.friction = 0.5f}));
     s->animate = [waist, offsets, pose, &body](Scene&, float t) mutable {
         const Pose p = pose(t);
         const float c = std::cos(p.heading), sn = std::sin(p.heading);
@@ -337,9 +339,9 @@ void Scene::apply(const Settings& s)
     params.iterations = s.iterations;
     params.substeps = s.substeps;
     *wind_strength = s.wind;
-    if (colliders)
-        for (std::size_t k = 0; k < colliders->size(); ++k)
-            (*colliders)[k].set_friction(s.friction);
+    if (!colliders.removed())
+        for (std::size_t k = 0; k < colliders.size(); ++k)
+            colliders[k].set_friction(s.friction);
     if (self_collision)
     {
         self_collision->set_friction(s.friction);

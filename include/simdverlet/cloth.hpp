@@ -24,23 +24,14 @@
 
 #include "controllers.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "grid_slots.hpp"
+#include "kernels/curvature.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 #include "triangle_mesh.hpp"
 
 namespace simdverlet
 {
-
-/// Slot roles of a cloth particle. The grid wires them symmetrically: slot kClothDown of (c, r)
-/// and slot kClothUp of (c, r + 1) are the two halves of one spring.
-enum ClothSlot : int
-{
-    kClothDown = 0,  ///< (c, r + 1): index + width
-    kClothUp = 1,    ///< (c, r - 1): index - width
-    kClothRight = 2, ///< (c + 1, r): index + 1
-    kClothLeft = 3,  ///< (c - 1, r): index - 1
-};
 
 /// What add_cloth appends.
 template <class T>
@@ -318,18 +309,23 @@ class Cloth
     /// Detaches the cloth: clears its particles' slots in every layer, unregisters its curvature,
     /// lets go of a grab and lifts the removal protection. The particles stay where they are.
     /// Anything tied to the cloth keeps its own half of the tie.
-    void remove()
+    /// Returns whether the cloth was still attached; throws std::logic_error naming the cloth when
+    /// its simulation was destroyed.
+    bool remove()
     {
+        auto& world = any_world();
         if (d().removed)
-            return;
+            return false;
         release();
         if (is_grid())
-            world().remove_bulk_force(curvature_stage());
-        world().detach_block(base(), end(), d().protection);
+            world.remove_bulk_force(curvature_stage());
+        world.detach_block(base(), end(), d().protection);
         data().removed = true;
+        return true;
     }
 
-    bool removed() const noexcept { return d().removed; }
+    /// True once remove() detached the cloth or its simulation was destroyed.
+    bool removed() const noexcept { return d().removed || d().world.expired(); }
     /// Whether this cloth was added to `sim` (the same simulation, wherever it has moved).
     bool belongs_to(const Simulation<T>& sim) const { return d().world.lock() == detail::world_of(sim); }
 
@@ -344,7 +340,18 @@ class Cloth
 
     const detail::ClothData<T>& d() const noexcept { return *m_data; }
     detail::ClothData<T>& data() noexcept { return *m_data; }
-    detail::World<T>& world() const { return *detail::lock_world(d().world, "cloth '" + d().name + "'"); }
+    /// The simulation, for a member that acts: throws std::logic_error naming the cloth once it was
+    /// removed or its simulation destroyed (handle.hpp).
+    detail::World<T>& world() const
+    {
+        auto& world = any_world();
+        if (d().removed)
+            detail::raise<std::logic_error>("simdverlet: cloth '" + d().name + "' was removed");
+        return world;
+    }
+    /// The simulation whether or not the cloth was removed: for remove() and for the stages that
+    /// keep their half of a tie to a removed cloth.
+    detail::World<T>& any_world() const { return *detail::lock_world(d().world, "cloth '" + d().name + "'"); }
     State3<T>& state() const { return world().state(); }
     std::string curvature_stage() const { return d().name + ".curvature"; }
 
@@ -388,7 +395,7 @@ struct ClothAccess
     template <class T>
     static World<T>& world(const Cloth<T>& cloth)
     {
-        return cloth.world();
+        return cloth.any_world();
     }
 
     /// Identifies the cloth itself, not the handle: copies of a handle give the same key.

@@ -2,9 +2,8 @@
 //
 // Why a chain solve and not more passes: a spring-by-spring limiter (Jacobi or Gauss-Seidel) moves
 // a correction one spring a pass, and a hanging column of 256 springs carries the weight of every
-// particle below each one. Measured on the swinging peer sheet (docs/performance.md), 128
-// Gauss-Seidel sweeps a step still left 1.7 % in the tenth second against a 1 % bound. Held all at
-// once, the column's springs form a tridiagonal system (J W J^T) lambda = -C, one row a spring,
+// particle below each one, so on the swinging peer sheet even a hundred sweeps a step leave the
+// bound broken. Held all at once, the column's springs form a tridiagonal system (J W J^T) lambda = -C, one row a spring,
 // solved exactly in O(n) by Thomas' algorithm: one solve of a straight column lands every spring
 // on its bound, and a bent one comes within the linearisation's error, which the next solve
 // (or the next substep) removes. This is Goldenthal et al.'s fast projection (2007) restricted
@@ -33,6 +32,7 @@
 #include "cloth.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
+#include "handle.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "stage_state.hpp"
@@ -66,6 +66,7 @@ struct ColumnLimitData
 
     Cloth<T> cloth;
     std::weak_ptr<World<T>> world;
+    StageLink<T> link = {};
     T max_stretch = T(0.01), max_compression = T(0.01);
     int solves = 1;
     std::string name;
@@ -210,45 +211,40 @@ void limit_columns(ColumnLimitData<T>& d, const World<T>& world, State3<T>& stat
 }
 } // namespace detail
 
-/// Live handle of a cloth's column limit.
+/// Handle of a cloth's column limit, with the shape of every stage handle (handle.hpp).
 template <class T>
-class ColumnLimit
+class ColumnLimit : public detail::StageHandle<T, detail::ColumnLimitData<T>>
 {
+    using Base = detail::StageHandle<T, detail::ColumnLimitData<T>>;
+
   public:
     /// Column springs past a bound when the last solve of the last step began: 0 once the bounds
     /// hold going into it.
-    int limited() const noexcept { return m_data->limited; }
+    int limited() const noexcept { return this->data().limited; }
 
-    T max_stretch() const noexcept { return m_data->max_stretch; }
-    T max_compression() const noexcept { return m_data->max_compression; }
-    int solves() const noexcept { return m_data->solves; }
+    T max_stretch() const noexcept { return this->data().max_stretch; }
+    T max_compression() const noexcept { return this->data().max_compression; }
+    int solves() const noexcept { return this->data().solves; }
     /// Throws std::invalid_argument, changing nothing, on bounds add_column_limit would refuse.
     void set_bounds(T max_stretch, T max_compression)
     {
-        detail::check_column_limit(max_stretch, max_compression, m_data->solves);
-        m_data->max_stretch = max_stretch;
-        m_data->max_compression = max_compression;
+        auto& d = this->live();
+        detail::check_column_limit(max_stretch, max_compression, d.solves);
+        d.max_stretch = max_stretch;
+        d.max_compression = max_compression;
     }
     /// Throws std::invalid_argument, changing nothing, unless solves >= 1.
     void set_solves(int solves)
     {
-        detail::check_column_limit(m_data->max_stretch, m_data->max_compression, solves);
-        m_data->solves = solves;
-    }
-
-    /// Unregisters the stage; returns whether it was registered. Throws std::logic_error when the
-    /// simulation is gone.
-    bool remove()
-    {
-        return detail::lock_world(m_data->world, "column limit '" + m_data->name + "'")
-            ->remove_position_projection(m_data->name);
+        auto& d = this->live();
+        detail::check_column_limit(d.max_stretch, d.max_compression, solves);
+        d.solves = solves;
     }
 
   private:
     template <class U>
     friend ColumnLimit<U> add_column_limit(Simulation<U>& sim, const Cloth<U>& cloth, ColumnLimitOptions<U> options);
-    explicit ColumnLimit(std::shared_ptr<detail::ColumnLimitData<T>> data) : m_data(std::move(data)) {}
-    std::shared_ptr<detail::ColumnLimitData<T>> m_data;
+    explicit ColumnLimit(std::shared_ptr<detail::ColumnLimitData<T>> data) : Base(std::move(data)) {}
 };
 
 /// Registers a column limit on `cloth` as a position projection (after the stages registered
@@ -276,8 +272,8 @@ ColumnLimit<T> add_column_limit(Simulation<T>& sim, const Cloth<T>& cloth, Colum
     data->max_compression = options.max_compression;
     data->solves = options.solves;
     data->name = options.name;
-    sim.add_position_projection(
-        options.name, [data, w = world.get()](State3<T>& state, T) { detail::limit_columns(*data, *w, state); });
+    detail::register_projection(sim, data, options.name, "column limit",
+                                [](auto& d, auto& world, State3<T>& state) { detail::limit_columns(d, world, state); });
     sim.add_stage_state(options.name, detail::field_state(data, [](detail::ColumnLimitData<T>& l) {
                             return std::tie(l.max_stretch, l.max_compression, l.solves);
                         }));

@@ -514,7 +514,7 @@ struct SlotRef
     friend bool operator==(const SlotRef&, const SlotRef&) = default;
 };
 
-/// A simulation's constraint layers (DESIGN section 2): layer 0 covers every particle, and each
+/// A simulation's constraint layers (docs/architecture.md, "Layers"): layer 0 covers every particle, and each
 /// further layer a contiguous range of particles that need more than kSlots springs. The solve sums
 /// every layer's slots of a particle in layer order, from the same unchanged positions, so a
 /// particle still writes only to itself and every bitwise rule holds across layers. A simulation

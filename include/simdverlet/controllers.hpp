@@ -88,9 +88,9 @@ void check_gains(const PidGains<T>& g)
 }
 } // namespace detail
 
-/// Live handle of a PID position controller registered on a simulation. Copyable; all copies
-/// address the same controller. After remove(), or once its simulation is destroyed, every call
-/// but valid() reports a logic_error.
+/// Handle of a PID position controller registered on a simulation, with the shape of every stage
+/// handle (handle.hpp): copies address the same controller; once removed() is true, every call
+/// but removed() and remove() throws std::logic_error naming the controller.
 template <class T>
 class PidController
 {
@@ -104,25 +104,26 @@ class PidController
             detail::raise<std::invalid_argument>("simdverlet: PID target is not finite");
         live_state().target = target;
     }
-    Vec3<T> target() const { return live_state().target; }
+    Vec3<T> target() const { return reported_state().target; }
 
     void set_gains(const PidGains<T>& gains)
     {
         detail::check_gains(gains);
         live_state().gains = gains;
     }
-    PidGains<T> gains() const { return live_state().gains; }
+    PidGains<T> gains() const { return reported_state().gains; }
 
     /// The controlled particle's current index (removals below it renumber it); empty once the
     /// controller was removed or its particle was.
     std::optional<std::size_t> particle() const;
 
-    /// Unregisters the controller; returns whether it was still registered.
+    /// Unregisters the controller; returns whether it was still registered. Throws
+    /// std::logic_error naming the controller when its simulation was destroyed.
     bool remove();
 
-    /// False after remove(), when the controlled particle was removed from the simulation, or
-    /// when the simulation is gone.
-    bool valid() const;
+    /// True after remove(), once the controlled particle was removed from the simulation, or once
+    /// the simulation is gone.
+    bool removed() const;
 
   private:
     friend class detail::World<T>;
@@ -139,11 +140,19 @@ class PidController
         return m_owner.empty() ? id : m_owner + " (" + id + ")";
     }
 
+    /// The controller's settings for a member that reports: readable after removal too.
+    const detail::PidState<T>& reported_state() const
+    {
+        if (!m_state)
+            detail::raise<std::logic_error>("simdverlet: this PID controller was never attached to a simulation");
+        return *m_state;
+    }
+
     detail::PidState<T>& live_state() const
     {
         if (!m_state)
             detail::raise<std::logic_error>("simdverlet: this PID controller was never attached to a simulation");
-        if (!valid())
+        if (removed())
         {
             detail::lock_world(m_world, describe()); // names a destroyed simulation
             detail::raise<std::logic_error>("simdverlet: " + describe() + " was removed");

@@ -202,7 +202,7 @@ DebugGeometry<T> outline(const Collider<T>& collider)
 
 /// Every collider of a set, outlined.
 template <class T>
-DebugGeometry<T> outline(ColliderSet<T>& set)
+DebugGeometry<T> outline(const ColliderSet<T>& set)
 {
     DebugGeometry<T> g;
     for (std::size_t k = 0; k < set.size(); ++k)

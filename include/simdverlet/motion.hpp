@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "error.hpp"
-#include "kernels.hpp"
+#include "handle.hpp"
+#include "kernels/projection.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "stage_state.hpp"
@@ -32,6 +33,9 @@ namespace simdverlet
 template <class T>
 struct MotionOptions
 {
+    /// The particles to constrain, resolved when the stage is added (its size is the number of
+    /// targets); default every particle.
+    ParticleRange range = {};
     /// Finite and >= 0, world units: how far a particle may stray from its target, for every
     /// particle until set_max_distance changes it. 0 glues particles to their targets.
     T max_distance = T(0);
@@ -54,8 +58,9 @@ struct MotionData
     T backstop_radius = 0, backstop_distance = 0;
     std::string name;
     std::weak_ptr<World<T>> world;
+    StageLink<T> link = {};
     std::uint64_t protection = 0; ///< the range's removal protection, released by remove()
-    bool registered = true;
+    bool protected_range = true;  ///< until remove() releases it
     int moved = 0;
     // Per particle from `first`: target, normal, max distance.
     simd::AlignedVector<T> tx, ty, tz, nx, ny, nz, max_distance;
@@ -165,22 +170,24 @@ StageState motion_state(std::shared_ptr<MotionData<T>> data)
 }
 } // namespace detail
 
-/// Live handle of a range's motion constraints.
+/// Handle of a range's motion constraints, with the shape of every stage handle (handle.hpp).
 template <class T>
-class MotionConstraints
+class MotionConstraints : public detail::StageHandle<T, detail::MotionData<T>>
 {
+    using Base = detail::StageHandle<T, detail::MotionData<T>>;
+
   public:
     /// Particles the last step moved (onto their max-distance sphere or out of a backstop).
-    int moved() const noexcept { return m_data->moved; }
-    std::size_t size() const noexcept { return m_data->count; }
-    std::size_t begin() const noexcept { return m_data->begin; }
+    int moved() const noexcept { return this->data().moved; }
+    std::size_t size() const noexcept { return this->data().count; }
+    std::size_t begin() const noexcept { return this->data().begin; }
 
     /// This frame's targets and normals, one of each per particle of the range, in order (unit
     /// normals pointing out of the body; they place the backstop). Throws, changing nothing, when
     /// a count differs from the range's or a value is not finite, naming it.
     void set_targets(std::span<const Vec3<T>> positions, std::span<const Vec3<T>> normals)
     {
-        auto& d = *m_data;
+        auto& d = this->live();
         if (positions.size() != d.count || normals.size() != d.count)
             detail::raise<std::invalid_argument>("simdverlet: motion constraints '" + d.name + "' need " +
                                                  std::to_string(d.count) + " targets and normals, got " +
@@ -210,15 +217,15 @@ class MotionConstraints
     /// The same max distance for every particle. Throws, changing nothing, unless finite and >= 0.
     void set_max_distance(T distance)
     {
+        auto& d = this->live();
         detail::check_distance("max_distance", distance);
-        const std::size_t at = m_data->begin - m_data->first;
-        std::fill_n(m_data->max_distance.begin() + std::ptrdiff_t(at), m_data->count, distance);
+        std::fill_n(d.max_distance.begin() + std::ptrdiff_t(d.begin - d.first), d.count, distance);
     }
     /// One max distance per particle of the range. Throws, changing nothing, on a count that
     /// differs from the range's or a value that is not finite and >= 0, naming it.
     void set_max_distance(std::span<const T> distances)
     {
-        auto& d = *m_data;
+        auto& d = this->live();
         if (distances.size() != d.count)
             detail::raise<std::invalid_argument>("simdverlet: motion constraints '" + d.name + "' need " +
                                                  std::to_string(d.count) + " max distances, got " +
@@ -232,41 +239,43 @@ class MotionConstraints
     /// Particle begin() + k's max distance.
     T max_distance(std::size_t k) const
     {
-        if (k >= m_data->count)
+        const auto& d = this->data();
+        if (k >= d.count)
             detail::raise<std::out_of_range>("simdverlet: motion constraint " + std::to_string(k) + " of " +
-                                             std::to_string(m_data->count));
-        return m_data->max_distance[m_data->begin - m_data->first + k];
+                                             std::to_string(d.count));
+        return d.max_distance[d.begin - d.first + k];
     }
 
-    /// Unregisters the stage and lifts its range's removal protection; returns whether it was
-    /// registered. Throws std::logic_error when the simulation is gone.
+    /// Unregisters the stage and lifts its range's removal protection (also after a removal by
+    /// name, which leaves the protection in place); returns whether the stage was still registered.
     bool remove()
     {
-        const auto world = detail::lock_world(m_data->world, "motion constraints '" + m_data->name + "'");
-        if (!m_data->registered)
-            return false;
-        m_data->registered = false;
-        world->release_range(m_data->protection);
-        return world->remove_position_projection(m_data->name);
+        auto& d = this->data();
+        auto world = detail::lock_world(d.world, d.link.what());
+        if (d.protected_range)
+        {
+            d.protected_range = false;
+            world->release_range(d.protection);
+        }
+        return d.link.remove();
     }
 
   private:
     template <class U>
-    friend MotionConstraints<U> add_motion_constraints(Simulation<U>& sim, ParticleRange range,
-                                                       MotionOptions<U> options);
-    explicit MotionConstraints(std::shared_ptr<detail::MotionData<T>> data) : m_data(std::move(data)) {}
-    std::shared_ptr<detail::MotionData<T>> m_data;
+    friend MotionConstraints<U> add_motion_constraints(Simulation<U>& sim, MotionOptions<U> options);
+    explicit MotionConstraints(std::shared_ptr<detail::MotionData<T>> data) : Base(std::move(data)) {}
 };
 
-/// Registers motion constraints on the particles of `range` (resolved now: the range's size is
+/// Registers motion constraints on the particles of `options.range` (resolved now: the range's size is
 /// the number of targets, and it is protected like a cloth's: removing a particle inside or below
 /// it is refused until remove()) as a position projection, with every target at its particle's current
 /// position and every normal zero until set_targets, and returns the handle. Throws, registering
 /// nothing, on a distance that is not finite and >= 0 (naming it), an empty range, a range not
 /// inside the simulation, or an empty name.
 template <class T>
-MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, ParticleRange range, MotionOptions<T> options)
+MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, MotionOptions<T> options)
 {
+    const ParticleRange range = options.range;
     detail::check_distance("max_distance", options.max_distance);
     detail::check_distance("backstop_radius", options.backstop_radius);
     detail::check_distance("backstop_distance", options.backstop_distance);
@@ -300,8 +309,9 @@ MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, ParticleRange ra
         data->tz[at] = p.z();
         data->max_distance[at] = options.max_distance;
     }
-    sim.add_position_projection(
-        options.name, [data, w = world.get()](State3<T>& state, T) { detail::follow_targets(*data, *w, state); });
+    detail::register_projection(
+        sim, data, options.name, "motion constraints",
+        [](auto& d, auto& world, State3<T>& state) { detail::follow_targets(d, world, state); });
     sim.add_stage_state(options.name, detail::motion_state(data));
     data->protection = world->protect_range(data->begin, data->begin + data->count,
                                             "motion constraints '" + options.name + "'");

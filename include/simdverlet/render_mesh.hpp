@@ -27,7 +27,7 @@
 
 #include "cloth.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "kernels/normals.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 

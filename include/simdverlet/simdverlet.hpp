@@ -3,13 +3,14 @@
 #pragma once
 
 #include "cloth.hpp"
+#include "collider.hpp"
 #include "colliders.hpp"
 #include "column_limit.hpp"
 #include "constraints.hpp"
 #include "controllers.hpp"
 #include "debug_draw.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "grid_slots.hpp"
 #include "log.hpp"
 #include "measure.hpp"
 #include "mesh_cloth.hpp"

@@ -3,7 +3,7 @@
 // world layer (cloth, strands, colliders, tearing, wind) plugs in only through the three stage
 // registries below; the core knows nothing of any of them.
 //
-// One step, in this order (DESIGN §3):
+// One step, in this order (docs/architecture.md, "Step order"):
 //    1. apply queued particle removals
 //    2. zero the force accumulators ax, ay, az
 //    3. gravity: an acceleration of every free particle, whatever its mass (applied in step 8)
@@ -18,9 +18,9 @@
 //   11. divergence check
 //
 // Ownership: a Simulation owns its World (below, in detail) through a pointer, so moving the
-// Simulation moves only that pointer. Stages registered on the world and handles returned by the
-// world layer (Cloth, Strand, ColliderSet, Tearing, Wind, PidController) refer to the World, which
-// never moves; handles hold it weakly and report a clear error once it is gone.
+// Simulation moves only that pointer. Stages registered on the world and the handles the world
+// layer returns refer to the World, which never moves; handles hold it weakly and follow one
+// liveness rule (handle.hpp).
 #pragma once
 
 #include <algorithm>
@@ -41,7 +41,7 @@
 #include "constraints.hpp"
 #include "controllers.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "kernels/core.hpp"
 #include "log.hpp"
 #include "parallel.hpp"
 #include "stage_state.hpp"
@@ -167,7 +167,8 @@ inline std::uint64_t next_call_id() noexcept
 
 /// Everything a simulation is: the state, its constraints, the stage registries and the step.
 /// Lives at a fixed address for its whole life (Simulation holds it by pointer), which is what
-/// lets stages and handles refer to it. Internal: users talk to Simulation.
+/// lets stages and handles refer to it. Internal: users talk to Simulation, and the members
+/// Simulation forwards to are documented there, once.
 template <class T>
 class World
 {
@@ -236,7 +237,6 @@ class World
 
     // ---- force generators and controllers ---------------------------------------------------
 
-    /// Registers a force on particle i, evaluated every step; returns an id for removal.
     std::uint64_t add_force_generator(std::size_t i, ForceGenerator fn)
     {
         m_state.check_index(i);
@@ -321,9 +321,6 @@ class World
         return true;
     }
 
-    /// Queues particle i for removal at the start of the next step. Particles above it shift down
-    /// by one; slots that pointed at it are cleared, all others renumbered. Refused for a particle
-    /// inside or below a protected range, since removing it would renumber that block.
     void queue_remove(std::size_t i)
     {
         m_state.check_index(i);
@@ -379,10 +376,6 @@ class World
 
     // ---- stepping ---------------------------------------------------------------------------
 
-    /// Advances the simulation by params.dt, in params.substeps equal steps. The callback runs in
-    /// step 6 of every substep. Throws std::invalid_argument, before changing anything, on a
-    /// non-positive or non-finite dt, damping outside [0, 1], non-finite gravity, negative
-    /// iterations or substeps < 1.
     void step(const StepParams<T>& params, const StateStage& accumulate_forces)
     {
         check(params);
@@ -403,29 +396,15 @@ class World
     /// The call in progress (between calls: the last one, at its last substep).
     const CallProgress<T>& call_progress() const noexcept { return m_call; }
 
-    /// Selects the xsimd kernels (default) or their scalar twins.
     void set_vectorized(bool on) noexcept { m_vectorized = on; }
     bool vectorized() const noexcept { return m_vectorized; }
 
-    /// Fused (default): solve and integrate in one sweep that reads the positions once, writes the
-    /// new ones into the previous-position array and swaps the two, and reads the accumulators only
-    /// when a force stage wrote them. Unfused: the reference order of steps 7 and 8 as two passes,
-    /// the solve adding into the accumulators. Both give the same bits (tested). After a fused
-    /// step the accumulators hold only what the force stages added (zero without any); after an
-    /// unfused one they include the springs.
     void set_fused(bool on) noexcept { m_fused = on; }
     bool fused() const noexcept { return m_fused; }
 
-    /// The grid fast path (default on): a lane group whose neighbours in a slot sit at one constant
-    /// index offset is read with contiguous loads instead of a gather. Off forces gathers; the
-    /// results are bit-identical either way (tested).
     void set_grid_path(bool on) noexcept { m_grid_path = on; }
     bool grid_path() const noexcept { return m_grid_path; }
 
-    /// Spreads the particle sweeps (solve, integrate, collider passes) over an executor, in chunks
-    /// of about `grain` particles in whole 64-byte blocks, as many as a multiple of the executor's
-    /// threads. nullptr runs serially. Results do not depend on the executor, its thread count or
-    /// the grain.
     void set_executor(std::shared_ptr<Executor> executor, std::size_t grain = 8192)
     {
         if (grain == 0)
@@ -503,7 +482,6 @@ class World
         m_executor->run(count, [&](std::size_t k) { fn(k); });
     }
 
-    /// True from the first step that left a coordinate non-finite. Nothing is clamped.
     bool diverged() const noexcept { return m_diverged; }
     std::uint64_t step_count() const noexcept { return m_steps; }
 
@@ -754,7 +732,7 @@ class Simulation
     /// Constraint layer 0, which covers every particle: all a simulation of grids and strands has.
     DirectedConstraints4<T>& constraints() { return world().constraints(); }
     const DirectedConstraints4<T>& constraints() const { return world().constraints(); }
-    /// Every constraint layer, layer 0 first (DESIGN section 2).
+    /// Every constraint layer, layer 0 first (docs/architecture.md, "Layers").
     ConstraintLayers<T>& constraint_layers() { return world().constraint_layers(); }
     const ConstraintLayers<T>& constraint_layers() const { return world().constraint_layers(); }
     std::size_t size() const { return world().size(); }
@@ -775,7 +753,7 @@ class Simulation
         return world().connect(i, j, rest, stiffness);
     }
 
-    // ---- stage registries (DESIGN §4): a name registered again replaces that stage in place ----
+    // ---- stage registries (docs/architecture.md, "Adding a stage"): a name registered again replaces that stage in place ----
 
     void add_bulk_force(const std::string& name, StateStage fn) { world().add_bulk_force(name, std::move(fn)); }
     /// Removing a stage also drops the state it saved for snapshots under the same name.
@@ -843,15 +821,17 @@ class Simulation
         world().step(params, accumulate_forces);
     }
 
-    /// Selects the xsimd kernels (default) or their scalar twins, for every stage and collider
-    /// set registered on the simulation; the bits are the same.
+    /// Selects the xsimd kernels (default) or their scalar twins, for the core and for every stage
+    /// registered on the simulation; the bits are the same (tested).
     void set_vectorized(bool on) { world().set_vectorized(on); }
     bool vectorized() const { return world().vectorized(); }
 
-    /// Fused (default): solve and integrate in one sweep that reads the positions once and reads
-    /// the accumulators only when a force stage wrote them. Unfused: the reference order of steps
-    /// 7 and 8 as two passes, the solve adding into the accumulators. Both give the same bits
-    /// (tested). After a fused step the accumulators hold only what the force stages added.
+    /// Fused (default): solve and integrate in one sweep that reads the positions once, writes the
+    /// new ones into the previous-position array and swaps the two, and reads the accumulators only
+    /// when a force stage wrote them. Unfused: the reference order of steps 7 and 8 as two passes,
+    /// the solve adding into the accumulators. Both give the same bits (tested). After a fused
+    /// step the accumulators hold only what the force stages added (zero without any); after an
+    /// unfused one they include the springs.
     void set_fused(bool on) { world().set_fused(on); }
     bool fused() const { return world().fused(); }
 
@@ -927,10 +907,10 @@ bool PidController<T>::remove()
 }
 
 template <class T>
-bool PidController<T>::valid() const
+bool PidController<T>::removed() const
 {
     const auto world = m_world.lock();
-    return world && world->force_generator_particle(m_id).has_value();
+    return !world || !world->force_generator_particle(m_id).has_value();
 }
 
 } // namespace simdverlet

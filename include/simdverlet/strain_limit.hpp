@@ -25,7 +25,8 @@
 #include "cloth.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "handle.hpp"
+#include "kernels/projection.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "spring_chains.hpp"
@@ -57,12 +58,10 @@ struct StrainLimitOptions
 namespace detail
 {
 /// How a pass limits: by chain solves (the stage), or, kept to measure against them, by Jacobi
-/// passes combining a particle's slot corrections. The Jacobi defaults are the ones that never did
-/// worse than no limiter in the measurements (BM_strain_limit_schemes; docs/performance.md, "Strain
-/// limiting"): each particle moving by the mean of its acting slots' corrections. Over-relaxing the
-/// mean by 1.5 converged faster on a soft sheet but doubled the peak strain of the stiff peer
-/// sheet; summing the corrections diverged at one pass; two colours converged better at 16 passes
-/// but worse at 4, for 1.7 x the time.
+/// passes combining a particle's slot corrections (BM_strain_limit_schemes; docs/performance.md,
+/// "Strain limiting"). The Jacobi default moves each particle by the mean of its acting slots'
+/// corrections, the form that never did worse than no limiter: summing them diverges at one pass,
+/// and two colours cost 1.7 x the time.
 template <class T>
 struct LimitScheme
 {
@@ -82,6 +81,7 @@ struct StrainLimitData
     ParticleRange range;
     std::string name;
     std::weak_ptr<World<T>> world;
+    StageLink<T> link = {};
     int limited = 0; ///< chains: springs past a bound as the last pass reached them; Jacobi: particles moved
     // The chains of the limited springs, rebuilt when the range or the constraints change.
     SpringChains<T> chains;
@@ -402,7 +402,6 @@ void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state
 }
 } // namespace detail
 
-/// Live handle of a registered strain limit.
 template <class T>
 class StrainLimit;
 
@@ -416,37 +415,34 @@ template <class T>
 StrainLimit<T> register_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> options, std::optional<Cloth<T>> cloth);
 } // namespace detail
 
+/// Handle of a registered strain limit, with the shape of every stage handle (handle.hpp).
 template <class T>
-class StrainLimit
+class StrainLimit : public detail::StageHandle<T, detail::StrainLimitData<T>>
 {
+    using Base = detail::StageHandle<T, detail::StrainLimitData<T>>;
+
   public:
     /// Springs past a bound as the last pass of the last step reached them: 0 once the bounds hold
     /// going into it.
-    int limited() const noexcept { return m_data->limited; }
+    int limited() const noexcept { return this->data().limited; }
 
-    T max_stretch() const noexcept { return m_data->max_stretch; }
-    T max_compression() const noexcept { return m_data->max_compression; }
-    int passes() const noexcept { return m_data->passes; }
+    T max_stretch() const noexcept { return this->data().max_stretch; }
+    T max_compression() const noexcept { return this->data().max_compression; }
+    int passes() const noexcept { return this->data().passes; }
     /// Throws std::invalid_argument, changing nothing, on a bound or pass count add_strain_limit
     /// would refuse.
     void set_bounds(T max_stretch, T max_compression)
     {
-        detail::check_strain_limit(max_stretch, max_compression, m_data->passes);
-        m_data->max_stretch = max_stretch;
-        m_data->max_compression = max_compression;
+        auto& d = this->live();
+        detail::check_strain_limit(max_stretch, max_compression, d.passes);
+        d.max_stretch = max_stretch;
+        d.max_compression = max_compression;
     }
     void set_passes(int passes)
     {
-        detail::check_strain_limit(m_data->max_stretch, m_data->max_compression, passes);
-        m_data->passes = passes;
-    }
-
-    /// Unregisters the stage; returns whether it was registered. Throws std::logic_error when the
-    /// simulation is gone.
-    bool remove()
-    {
-        return detail::lock_world(m_data->world, "strain limit '" + m_data->name + "'")
-            ->remove_position_projection(m_data->name);
+        auto& d = this->live();
+        detail::check_strain_limit(d.max_stretch, d.max_compression, passes);
+        d.passes = passes;
     }
 
   private:
@@ -455,14 +451,13 @@ class StrainLimit
                                                         std::optional<Cloth<U>> cloth);
     template <class U>
     friend std::shared_ptr<detail::StrainLimitData<U>> detail::strain_limit_data(const StrainLimit<U>& handle);
-    explicit StrainLimit(std::shared_ptr<detail::StrainLimitData<T>> data) : m_data(std::move(data)) {}
-    std::shared_ptr<detail::StrainLimitData<T>> m_data;
+    explicit StrainLimit(std::shared_ptr<detail::StrainLimitData<T>> data) : Base(std::move(data)) {}
 };
 
 template <class T>
 std::shared_ptr<detail::StrainLimitData<T>> detail::strain_limit_data(const StrainLimit<T>& handle)
 {
-    return handle.m_data;
+    return handle.shared();
 }
 
 namespace detail
@@ -486,8 +481,8 @@ StrainLimit<T> register_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> o
     data->layout.resize(sim.size());
     for (std::size_t i = 0; i < sim.size(); ++i)
         data->layout[i] = sim.state().position(i);
-    sim.add_position_projection(
-        options.name, [data, w = world.get()](State3<T>& state, T) { detail::limit_strain(*data, *w, state); });
+    detail::register_projection(sim, data, options.name, "strain limit",
+                                [](auto& d, auto& world, State3<T>& state) { detail::limit_strain(d, world, state); });
     sim.add_stage_state(options.name, detail::field_state(data, [](detail::StrainLimitData<T>& l) {
                             return std::tie(l.max_stretch, l.max_compression, l.passes);
                         }));

@@ -221,16 +221,21 @@ class Strand
 
     /// Detaches the rope: clears its nodes' slots, drops its bending pass and its removal
     /// protection; the particles stay. Particles it was tied to keep their half of each tie.
-    void remove()
+    /// Returns whether the rope was still attached; throws std::logic_error naming the strand when
+    /// its simulation was destroyed.
+    bool remove()
     {
+        auto& world = any_world();
         if (d().removed)
-            return;
-        world().remove_position_projection(bend_stage());
-        world().detach_block(base(), end(), d().protection);
+            return false;
+        world.remove_position_projection(bend_stage());
+        world.detach_block(base(), end(), d().protection);
         data().removed = true;
+        return true;
     }
 
-    bool removed() const noexcept { return d().removed; }
+    /// True once remove() detached the rope or its simulation was destroyed.
+    bool removed() const noexcept { return d().removed || d().world.expired(); }
 
   private:
     template <class U>
@@ -240,7 +245,18 @@ class Strand
 
     const detail::StrandData<T>& d() const noexcept { return *m_data; }
     detail::StrandData<T>& data() noexcept { return *m_data; }
-    detail::World<T>& world() const { return *detail::lock_world(d().world, "strand '" + d().name + "'"); }
+    /// The simulation, for a member that acts: throws std::logic_error naming the strand once it was
+    /// removed or its simulation destroyed (handle.hpp).
+    detail::World<T>& world() const
+    {
+        auto& world = any_world();
+        if (d().removed)
+            detail::raise<std::logic_error>("simdverlet: strand '" + d().name + "' was removed");
+        return world;
+    }
+    /// The simulation whether or not the strand was removed: for remove() and for the stages that
+    /// keep their half of a tie to a removed strand.
+    detail::World<T>& any_world() const { return *detail::lock_world(d().world, "strand '" + d().name + "'"); }
     State3<T>& state() const { return world().state(); }
     std::string bend_stage() const { return d().name + ".bend"; }
 

@@ -17,7 +17,8 @@
 
 #include "constraints.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "handle.hpp"
+#include "kernels/tearing.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -61,6 +62,7 @@ struct TearingData
     TearCallback on_tear;
     std::string name;
     std::weak_ptr<World<T>> world;
+    StageLink<T> link = {};
     std::uint64_t total = 0;
     std::size_t last_frame = 0;
     std::vector<std::vector<TearCandidate<T>>> found = {}; ///< per executor chunk; scratch kept so a frame
@@ -138,35 +140,32 @@ void tear(TearingData<T>& t, const State3<T>& state, ConstraintLayers<T>& k)
 }
 } // namespace detail
 
-/// Live handle of a registered tearing edit.
+/// Handle of a registered tearing edit, with the shape of every stage handle (handle.hpp).
 template <class T>
-class Tearing
+class Tearing : public detail::StageHandle<T, detail::TearingData<T>>
 {
+    using Base = detail::StageHandle<T, detail::TearingData<T>>;
+
   public:
     /// Tears since registration, and in the last frame. A symmetric pair counts once.
-    std::uint64_t torn() const noexcept { return m_data->total; }
-    std::size_t torn_last_frame() const noexcept { return m_data->last_frame; }
+    std::uint64_t torn() const noexcept { return this->data().total; }
+    std::size_t torn_last_frame() const noexcept { return this->data().last_frame; }
 
-    T max_strain() const noexcept { return m_data->max_strain; }
+    T max_strain() const noexcept { return this->data().max_strain; }
+    /// Throws std::invalid_argument, changing nothing, unless finite and > 0.
     void set_max_strain(T max_strain)
     {
+        auto& d = this->live();
         detail::check_max_strain(max_strain);
-        m_data->max_strain = max_strain;
+        d.max_strain = max_strain;
     }
-    void set_max_tears_per_frame(std::size_t n) noexcept { m_data->max_per_frame = n; }
-
-    /// Unregisters the edit (and its saved state); returns whether it was registered.
-    bool remove()
-    {
-        return detail::lock_world(m_data->world, "tearing '" + m_data->name + "'")
-            ->remove_constraint_edit(m_data->name);
-    }
+    std::size_t max_tears_per_frame() const noexcept { return this->data().max_per_frame; }
+    void set_max_tears_per_frame(std::size_t n) { this->live().max_per_frame = n; }
 
   private:
     template <class U>
     friend Tearing<U> add_tearing(Simulation<U>& sim, TearingOptions<U> options);
-    explicit Tearing(std::shared_ptr<detail::TearingData<T>> data) : m_data(std::move(data)) {}
-    std::shared_ptr<detail::TearingData<T>> m_data;
+    explicit Tearing(std::shared_ptr<detail::TearingData<T>> data) : Base(std::move(data)) {}
 };
 
 /// Registers tearing as a constraint edit (it runs after integration and projections, on the
@@ -183,8 +182,12 @@ Tearing<T> add_tearing(Simulation<T>& sim, TearingOptions<T> options)
                                .on_tear = std::move(options.on_tear),
                                .name = options.name,
                                .world = detail::world_of(sim)});
-    sim.add_constraint_edit(options.name,
-                            [data](State3<T>& state, ConstraintLayers<T>& k, T) { detail::tear(*data, state, k); });
+    const auto registration = detail::tie_link(sim, *data, options.name, "tearing",
+                                               &detail::World<T>::remove_constraint_edit);
+    sim.add_constraint_edit(options.name, [data, registration](State3<T>& state, ConstraintLayers<T>& k, T) {
+        static_cast<void>(registration); // owned here: see detail::Registration
+        detail::tear(*data, state, k);
+    });
     // Its counters are state: a restored run reports the tears of the run it copies.
     sim.add_stage_state(options.name, detail::field_state(data, [](detail::TearingData<T>& t) {
                             return std::tie(t.total, t.last_frame);

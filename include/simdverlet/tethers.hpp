@@ -28,7 +28,8 @@
 #include "cloth.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "handle.hpp"
+#include "kernels/projection.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "stage_state.hpp"
@@ -80,6 +81,7 @@ struct TetherData
 
     Cloth<T> cloth;
     std::weak_ptr<World<T>> world;
+    StageLink<T> link;
     std::vector<std::size_t> anchors;
     TetherKind kind = TetherKind::geodesic;
     T slack = T(1);
@@ -438,73 +440,63 @@ void pull_tethers(TetherData<T>& d, const World<T>& world, State3<T>& state)
 }
 } // namespace detail
 
-/// Live handle of a cloth's tethers.
+/// Handle of a cloth's tethers, with the shape of every stage handle (handle.hpp).
 template <class T>
-class Tethers
+class Tethers : public detail::StageHandle<T, detail::TetherData<T>>
 {
+    using Base = detail::StageHandle<T, detail::TetherData<T>>;
+
   public:
     /// Particles that hang from an anchor (the anchors included); those a cut has disconnected from
     /// every anchor are free. As of the constraints now.
     int tethered() const
     {
         refresh();
-        return m_data->tethered;
+        return this->data().tethered;
     }
     /// Particles the last step pulled back to their limit.
-    int pulled() const noexcept { return m_data->pulled; }
+    int pulled() const noexcept { return this->data().pulled; }
 
     /// The anchor particle i hangs from, none when it is free. Throws std::out_of_range for a
     /// particle outside the cloth.
     std::optional<std::size_t> anchor_of(std::size_t particle) const
     {
         const auto k = slot(particle);
-        const std::int32_t a = m_data->anchor_of[k];
+        const std::int32_t a = this->data().anchor_of[k];
         return a < 0 ? std::nullopt : std::optional<std::size_t>(std::size_t(a));
     }
     /// Particle i's rest distance to its anchor (0 for an anchor, infinity when free).
     T rest_distance(std::size_t particle) const
     {
         const auto k = slot(particle);
-        return m_data->anchor_of[k] < 0 ? std::numeric_limits<T>::infinity() : m_data->rest[k];
+        return this->data().anchor_of[k] < 0 ? std::numeric_limits<T>::infinity() : this->data().rest[k];
     }
 
-    const std::vector<std::size_t>& anchors() const noexcept { return m_data->anchors; }
-    TetherKind kind() const noexcept { return m_data->kind; }
-    T slack() const noexcept { return m_data->slack; }
+    const std::vector<std::size_t>& anchors() const noexcept { return this->data().anchors; }
+    TetherKind kind() const noexcept { return this->data().kind; }
+    T slack() const noexcept { return this->data().slack; }
     /// Throws std::invalid_argument, changing nothing, unless finite and >= 1.
     void set_slack(T slack)
     {
+        auto& d = this->live();
         detail::check_slack(slack);
-        m_data->slack = slack;
-    }
-
-    /// Unregisters the tethers; returns whether they were registered. Throws std::logic_error when
-    /// the simulation is gone.
-    bool remove()
-    {
-        return detail::lock_world(m_data->world, "tethers '" + m_data->name + "'")
-            ->remove_position_projection(m_data->name);
+        d.slack = slack;
     }
 
   private:
     template <class U>
     friend Tethers<U> add_tethers(Simulation<U>& sim, const Cloth<U>& cloth, TetherOptions<U> options);
-    explicit Tethers(std::shared_ptr<detail::TetherData<T>> data) : m_data(std::move(data)) {}
+    explicit Tethers(std::shared_ptr<detail::TetherData<T>> data) : Base(std::move(data)) {}
 
-    void refresh() const
-    {
-        detail::refresh_tethers(*m_data, *detail::lock_world(m_data->world, "tethers '" + m_data->name + "'"));
-    }
+    void refresh() const { detail::refresh_tethers(this->live(), this->world()); }
     std::size_t slot(std::size_t particle) const
     {
-        if (!m_data->cloth.contains(particle))
+        if (!this->data().cloth.contains(particle))
             detail::raise<std::out_of_range>("simdverlet: particle " + std::to_string(particle) + " is not in cloth '" +
-                                             m_data->cloth.name() + "'");
+                                             this->data().cloth.name() + "'");
         refresh();
-        return particle - m_data->first;
+        return particle - this->data().first;
     }
-
-    std::shared_ptr<detail::TetherData<T>> m_data;
 };
 
 /// Registers tethers on `cloth` as a position projection (after the stages registered before it)
@@ -545,8 +537,8 @@ Tethers<T> add_tethers(Simulation<T>& sim, const Cloth<T>& cloth, TetherOptions<
     for (std::size_t i = cloth.base(); i < cloth.end(); ++i)
         data->pose.push_back(sim.state().position(i));
     detail::compute_tethers(*data, *world);
-    sim.add_position_projection(
-        options.name, [data, w = world.get()](State3<T>& state, T) { detail::pull_tethers(*data, *w, state); });
+    detail::register_projection(sim, data, options.name, "tethers",
+                                [](auto& d, auto& world, State3<T>& state) { detail::pull_tethers(d, world, state); });
     sim.add_stage_state(options.name,
                         detail::field_state(data, [](detail::TetherData<T>& t) { return std::tie(t.slack); }));
     return Tethers<T>(std::move(data));

@@ -28,10 +28,11 @@
 
 #include "cloth.hpp"
 #include "constraints.hpp"
-#include "mesh_collider.hpp"
+#include "kernels/self_collision.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
+#include "triangle_tree.hpp"
 
 namespace simdverlet::detail
 {
@@ -257,12 +258,12 @@ template <class T, class List>
 void find_triangle_candidates(TriangleContacts<T>& tc, const List& list, const World<T>& world, std::size_t begin,
                               std::size_t end, T reach)
 {
-    const auto& grid = list.grid;
+    const auto& grid = list.cells.grid;
     const std::size_t triangles = tc.triangles.size();
     const bool vectorized = world.vectorized();
     const auto at = [&](std::int32_t i) {
         const std::size_t k = std::size_t(i) - begin;
-        return Vec3<T>(list.x[k], list.y[k], list.z[k]);
+        return Vec3<T>(list.built_x[k], list.built_y[k], list.built_z[k]);
     };
     tc.chunk_candidates.resize(world.chunk_count(triangles));
     world.for_each_indexed_chunk(0, triangles, [&](std::size_t chunk, std::size_t chunk_begin, std::size_t chunk_end) {
@@ -293,25 +294,25 @@ void find_triangle_candidates(TriangleContacts<T>& tc, const List& list, const W
                 for (std::int64_t cy = box.y0; cy <= box.y1; ++cy)
                 {
                     // A row of cells is one run of the sorted order.
-                    const std::uint32_t from = list.cell_start[std::size_t(grid.index(box.x0, cy, cz))];
-                    const std::uint32_t to = list.cell_start[std::size_t(grid.index(box.x1, cy, cz)) + 1];
+                    const std::uint32_t from = list.cells.cell_start[std::size_t(grid.index(box.x0, cy, cz))];
+                    const std::uint32_t to = list.cells.cell_start[std::size_t(grid.index(box.x1, cy, cz)) + 1];
                     if (hits.size() < to - from)
                     {
                         hits.resize(2 * (to - from));
                         hit_offset.resize(hits.size());
                     }
-                    const std::uint32_t near = vectorized
-                                                   ? near_face<simd::Batch<T, xsimd::default_arch>>(
-                                                         face, list.sorted_x.data(), list.sorted_y.data(),
-                                                         list.sorted_z.data(), from, to, lo, hi, reach, hits.data(),
-                                                         hit_offset.data())
-                                                   : near_face<T>(face, list.sorted_x.data(), list.sorted_y.data(),
-                                                                  list.sorted_z.data(), from, to, lo, hi, reach,
-                                                                  hits.data(), hit_offset.data());
+                    const std::uint32_t near = vectorized ? near_face<simd::Batch<T, xsimd::default_arch>>(
+                                                                face, list.cells.sorted_x.data(),
+                                                                list.cells.sorted_y.data(), list.cells.sorted_z.data(),
+                                                                from, to, lo, hi, reach, hits.data(), hit_offset.data())
+                                                          : near_face<T>(face, list.cells.sorted_x.data(),
+                                                                         list.cells.sorted_y.data(),
+                                                                         list.cells.sorted_z.data(), from, to, lo, hi,
+                                                                         reach, hits.data(), hit_offset.data());
                     for (std::uint32_t h = 0; h < near; ++h)
                     {
                         const std::uint32_t e = hits[h];
-                        const auto i = std::int32_t(begin + list.by_cell[e]);
+                        const auto i = std::int32_t(begin + list.cells.by_cell[e]);
                         if (std::binary_search(beside, beside_end, i))
                             continue;
                         const auto& [dx, dy, dz] = hit_offset[h];

@@ -22,7 +22,8 @@
 
 #include "cloth.hpp"
 #include "error.hpp"
-#include "kernels.hpp"
+#include "handle.hpp"
+#include "kernels/wind.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -36,11 +37,11 @@ struct WindOptions
     Vec3<T> velocity = Vec3<T>::Zero();                                ///< steady wind, world units per second
     std::function<Vec3<T>(const Vec3<T>& position, T time)> gust = {}; ///< when set, the wind at a point and a
         ///< time (seconds since add_wind), replacing `velocity`: gusts, shear
-    T drag = T(0.5); ///< >= 0, linear drag of the particles in `particles`: force = drag x (wind - velocity),
-                     ///< velocity in world units per second. 0.5 brings a unit mass to the wind's speed
-                     ///< in a few seconds
-    ParticleRange particles = {0, 0};  ///< particles that feel linear drag; none by default, so a cloth's
-                                       ///< particles are not dragged twice
+    T drag = T(0.5);              ///< >= 0, linear drag of the particles in `range`: force = drag x (wind - velocity),
+                                  ///< velocity in world units per second. 0.5 brings a unit mass to the wind's speed
+                                  ///< in a few seconds
+    ParticleRange range = {0, 0}; ///< particles that feel linear drag; none by default, so a cloth's
+                                  ///< particles are not dragged twice
     std::vector<Cloth<T>> cloths = {}; ///< cloths that feel the per-triangle aerodynamic force
     T pressure = T(1);                 ///< >= 0, coefficient of the normal pressure force per unit area
     T skin_friction = T(0.02);         ///< >= 0, coefficient of the tangential force per unit area; small, so a
@@ -146,6 +147,7 @@ struct WindData
     WindOptions<T> options;
     T time = T(0);
     std::weak_ptr<World<T>> world = {};
+    StageLink<T> link = {};
     std::vector<WindScratch<T>> scratch = {}; ///< one per cloth in options.cloths
 };
 
@@ -161,7 +163,7 @@ void check_wind(const WindOptions<T>& o)
         if (!std::isfinite(v) || v < T(0))
             detail::raise<std::invalid_argument>(std::string("simdverlet: wind ") + what +
                                                  " must be finite and >= 0, got " + number(v));
-    o.particles.check();
+    o.range.check();
 }
 
 template <class T>
@@ -279,7 +281,7 @@ void blow(WindData<T>& w, State3<T>& state, T dt)
 {
     const auto s = state.arrays_view();
     const T inv_dt = T(1) / dt;
-    const auto [begin, end] = w.options.particles.resolve(state.size());
+    const auto [begin, end] = w.options.range.resolve(state.size());
     for (std::size_t i = begin; i < end; ++i)
     {
         const Vec3<T> v((s.x[i] - s.px[i]) * inv_dt, (s.y[i] - s.py[i]) * inv_dt, (s.z[i] - s.pz[i]) * inv_dt);
@@ -324,39 +326,31 @@ void blow(WindData<T>& w, State3<T>& state, T dt)
 }
 } // namespace detail
 
-/// Live handle of a registered wind.
+/// Handle of a registered wind, with the shape of every stage handle (handle.hpp).
 template <class T>
-class Wind
+class Wind : public detail::StageHandle<T, detail::WindData<T>>
 {
+    using Base = detail::StageHandle<T, detail::WindData<T>>;
+
   public:
     /// Seconds of simulated time the wind has blown, the clock `gust` is called with.
-    T time() const noexcept { return m_data->time; }
-    const WindOptions<T>& options() const noexcept { return m_data->options; }
+    T time() const noexcept { return this->data().time; }
+    const WindOptions<T>& options() const noexcept { return this->data().options; }
 
+    /// Throws std::invalid_argument, changing nothing, unless finite.
     void set_velocity(const Vec3<T>& v)
     {
-        WindOptions<T> o = m_data->options;
+        auto& d = this->live();
+        WindOptions<T> o = d.options;
         o.velocity = v;
         detail::check_wind(o);
-        m_data->options.velocity = v;
-    }
-
-    /// Unregisters the wind (and its saved clock); returns whether it was registered.
-    bool remove()
-    {
-        return detail::lock_world(m_world, "wind '" + m_data->options.name + "'")
-            ->remove_bulk_force(m_data->options.name);
+        d.options.velocity = v;
     }
 
   private:
     template <class U>
     friend Wind<U> add_wind(Simulation<U>& sim, WindOptions<U> options);
-    Wind(std::weak_ptr<detail::World<T>> world, std::shared_ptr<detail::WindData<T>> data)
-        : m_world(std::move(world)), m_data(std::move(data))
-    {
-    }
-    std::weak_ptr<detail::World<T>> m_world;
-    std::shared_ptr<detail::WindData<T>> m_data;
+    explicit Wind(std::shared_ptr<detail::WindData<T>> data) : Base(std::move(data)) {}
 };
 
 /// Registers wind as a bulk force (it runs before the constraint solve, adding into the same
@@ -371,11 +365,16 @@ Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
                                                  "' of another simulation");
     auto data = std::make_shared<detail::WindData<T>>(
         detail::WindData<T>{.options = std::move(options), .world = detail::world_of(sim)});
-    sim.add_bulk_force(data->options.name, [data](State3<T>& s, T dt) { detail::blow(*data, s, dt); });
+    const auto registration = detail::tie_link(sim, *data, data->options.name, "wind",
+                                               &detail::World<T>::remove_bulk_force);
+    sim.add_bulk_force(data->options.name, [data, registration](State3<T>& s, T dt) {
+        static_cast<void>(registration); // owned here: see detail::Registration
+        detail::blow(*data, s, dt);
+    });
     // Its clock is state: a gust restored from a snapshot blows as it did at that moment.
     sim.add_stage_state(data->options.name,
                         detail::field_state(data, [](detail::WindData<T>& d) { return std::tie(d.time); }));
-    return Wind<T>(detail::world_of(sim), std::move(data));
+    return Wind<T>(std::move(data));
 }
 
 } // namespace simdverlet

@@ -14,7 +14,7 @@ int main()
         sim, {}, simdverlet::SphereCollider<float>({.center = {2.75f, 2.0f, 1.75f}, .radius = 1.0f}));
     for (int frame = 0; frame < 240; ++frame)
         cloth.step({.gravity = {0, 2, 0}, .iterations = 16});
-    std::printf("consumer: %d particles resting on the ball, peak strain %.3f\n", world->contacts(),
+    std::printf("consumer: %d particles resting on the ball, peak strain %.3f\n", world.contacts(),
                 simdverlet::peak_strain(sim));
-    return world->contacts() > 10 && !sim.diverged() ? 0 : 1;
+    return world.contacts() > 10 && !sim.diverged() ? 0 : 1;
 }

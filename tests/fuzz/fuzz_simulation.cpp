@@ -83,7 +83,7 @@ struct World
     Simulation<float> sim;
     std::vector<Cloth<float>> cloths;
     std::vector<Strand<float>> strands;
-    std::vector<std::shared_ptr<ColliderSet<float>>> colliders;
+    std::vector<ColliderSet<float>> colliders;
     std::optional<Snapshot<float>> saved;
     int stages = 0;
 
@@ -189,11 +189,11 @@ void add_contact_or_stretch_stage(World& w, FuzzedDataProvider& in)
     default:
     {
         const ParticleRange range = any_range();
-        auto motion = add_motion_constraints(sim, range,
-                                             MotionOptions<float>{.max_distance = any_float(in, -0.1f, 2),
-                                                                  .backstop_radius = any_float(in, 0, 1),
-                                                                  .backstop_distance = any_float(in, 0, 1),
-                                                                  .name = w.next_name("motion")});
+        auto motion = add_motion_constraints(sim, MotionOptions<float>{.range = range,
+                                                                       .max_distance = any_float(in, -0.1f, 2),
+                                                                       .backstop_radius = any_float(in, 0, 1),
+                                                                       .backstop_distance = any_float(in, 0, 1),
+                                                                       .name = w.next_name("motion")});
         // Targets where the particles are, moved a little, perhaps one short.
         std::vector<V> targets, normals;
         for (std::size_t i = range.begin; i < std::min(range.end, sim.size()); ++i)
