@@ -95,7 +95,7 @@ void add_collider(World& w, FuzzedDataProvider& in)
     if (w.colliders.empty() || in.ConsumeBool())
         w.colliders.push_back(add_colliders(
             w.sim, {.name = w.next_name("colliders"), .relaxations = in.ConsumeIntegralInRange<int>(-1, 3)}));
-    auto& set = *w.colliders[in.ConsumeIntegralInRange<std::size_t>(0, w.colliders.size() - 1)];
+    auto& set = w.colliders[in.ConsumeIntegralInRange<std::size_t>(0, w.colliders.size() - 1)];
     const ContactMaterial<float> m{.friction = any_float(in, 0, 1),
                                    .tangential_damping = any_float(in, 0, 1),
                                    .restitution = any_float(in, 0, 1),
@@ -356,7 +356,7 @@ void one_operation(World& w, FuzzedDataProvider& in)
         if (!w.cloths.empty())
             add_wind(sim, {.velocity = any_point(in),
                            .drag = any_float(in, 0, 2),
-                           .particles = {.begin = 0, .end = in.ConsumeIntegralInRange<std::size_t>(0, sim.size())},
+                           .range = {.begin = 0, .end = in.ConsumeIntegralInRange<std::size_t>(0, sim.size())},
                            .cloths = {w.cloths[in.ConsumeIntegralInRange<std::size_t>(0, w.cloths.size() - 1)]},
                            .name = w.next_name("wind")});
         break;
