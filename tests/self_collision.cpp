@@ -186,6 +186,16 @@ std::vector<std::array<std::int32_t, 3>> triangles_of(const std::vector<Cloth<T>
     return out;
 }
 
+/// A pinned side x side sheet at spacing 0.1, flat in the plane y = 0.
+inline Cloth<float> add_pinned_flat_sheet(Simulation<float>& sim, int side)
+{
+    return add_cloth(sim, {.width = side,
+                           .height = side,
+                           .spacing = 0.1f,
+                           .pinned = [](int, int) { return true; },
+                           .position = [](int c, int r) { return Vec3<float>(0.1f * float(c), 0, 0.1f * float(r)); }});
+}
+
 /// Four 16 x 16 sheets at spacing 0.1, rippled and staggered, dropped from a stack onto a floor
 /// at y = 0.3, colliding with a thickness of 0.2 x spacing: far less than the 0.7 x spacing a
 /// particle needs to fit through a grid square. Sheet k holds particles [256 k, 256 k + 256).
@@ -329,12 +339,7 @@ TEST_CASE("a particle dropped on the middle of a grid square rests the thickness
     // the nearest corners are 0.07 away, too far for the pairs to catch it.
     const auto drop = [](bool with_triangles) {
         Simulation<float> sim;
-        auto sheet = add_cloth(
-            sim, {.width = 8,
-                  .height = 8,
-                  .spacing = 0.1f,
-                  .pinned = [](int, int) { return true; },
-                  .position = [](int c, int r) { return Vec3<float>(0.1f * float(c), 0, 0.1f * float(r)); }});
+        auto sheet = add_pinned_flat_sheet(sim, 8);
         const std::size_t ball = sim.add_particle({0.35f, -0.1f, 0.35f});
         add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.02f,
                                                             .cloths = with_triangles ? std::vector<Cloth<float>>{sheet}
@@ -365,23 +370,14 @@ TEST_CASE("a rope dropped across a thin sheet lies the thickness above it and ne
     // nearest sheet particle, too far for the pairs to catch it, so only the triangles hold it.
     const auto drop = [](bool with_triangles) {
         Simulation<float> sim;
-        auto sheet = add_cloth(
-            sim, {.width = 12,
-                  .height = 12,
-                  .spacing = 0.1f,
-                  .pinned = [](int, int) { return true; },
-                  .position = [](int c, int r) { return Vec3<float>(0.1f * float(c), 0, 0.1f * float(r)); }});
+        auto sheet = add_pinned_flat_sheet(sim, 12);
         auto rope = add_strand(sim, {.count = 10, .spacing = 0.1f, .position = [](int n) {
                                          return Vec3<float>(0.15f + 0.1f * float(n), -0.3f, 0.55f);
                                      }});
         add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.02f,
                                                             .cloths = with_triangles ? std::vector<Cloth<float>>{sheet}
                                                                                      : std::vector<Cloth<float>>{}});
-        std::vector<std::array<std::int32_t, 3>> triangles;
-        for (const auto& t : sheet.triangles())
-            triangles.push_back({std::int32_t(sheet.index(std::size_t(t[0]))),
-                                 std::int32_t(sheet.index(std::size_t(t[1]))),
-                                 std::int32_t(sheet.index(std::size_t(t[2])))});
+        const auto triangles = triangles_of<float>({sheet});
         CrossingCounter<float> counter(sim, triangles, rope.base(), rope.end(), 0.1f,
                                        [](std::size_t, std::size_t) { return true; });
         for (int frame = 0; frame < 90; ++frame)
@@ -435,11 +431,7 @@ TEST_CASE("a thin skirt on a walking body never passes a particle through its ow
         auto body = add_colliders(sim, {});
         auto& capsule = body.add(CapsuleCollider<float>({.a = {1.5f, -0.4f, 0}, .b = {1.5f, -1.8f, 0}, .radius = 0.22f},
                                                         {.friction = 0.3f}));
-        std::vector<std::array<std::int32_t, 3>> triangles;
-        for (const auto& t : skirt.triangles())
-            triangles.push_back({std::int32_t(skirt.index(std::size_t(t[0]))),
-                                 std::int32_t(skirt.index(std::size_t(t[1]))),
-                                 std::int32_t(skirt.index(std::size_t(t[2])))});
+        const auto triangles = triangles_of<float>({skirt});
         std::vector<std::vector<std::int32_t>> beside(triangles.size());
         for (std::size_t t = 0; t < triangles.size(); ++t)
             detail::near_in_sheet(sim.constraint_layers(), triangles[t], beside[t]);

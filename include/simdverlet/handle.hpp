@@ -145,7 +145,8 @@ class StageHandle
     /// The stage's simulation, on the same terms.
     World<T>& world() const
     {
-        live();
+        if (!m_data)
+            raise<std::logic_error>("simdverlet: this handle was never given a stage");
         return m_data->link.live();
     }
     /// The stage's data, for a member that reports.
