@@ -1,7 +1,29 @@
 #!/usr/bin/env bash
 # Install the Debian/Ubuntu packages simdverlet needs to build, test, benchmark and run its
 # examples. Installs only what is missing; does nothing (and needs no root) when all is there.
+#   bash scripts/install-deps.sh          everything (the test script builds the Python module too)
+#   bash scripts/install-deps.sh python   only what the Python module needs (scripts/python.sh)
 set -euo pipefail
+
+# The Python module (python/, optional): pybind11 and the interpreter's headers to build it, NumPy
+# for its arrays, Dask's distributed scheduler for simdverlet.batch, pytest for its tests,
+# matplotlib for examples/python. All from the distribution, for its /usr/bin/python3.
+python_packages=(
+    cmake
+    make
+    g++
+    libxsimd-dev
+    libeigen3-dev
+    libtinyobjloader-dev # load_obj_mesh
+    python3
+    python3-dev
+    pybind11-dev
+    python3-pybind11
+    python3-numpy
+    python3-pytest
+    python3-distributed # also provides the dask-scheduler and dask-worker commands
+    python3-matplotlib
+)
 
 packages=(
     cmake
@@ -27,7 +49,17 @@ packages=(
     xvfb
     xauth              # xvfb-run needs it
     libgl1-mesa-dri    # llvmpipe: OpenGL 3.3 core without a GPU
+    "${python_packages[@]}"
 )
+
+case "${1:-all}" in
+    all) ;;
+    python) packages=("${python_packages[@]}") ;;
+    *)
+        echo "install-deps: unknown group '$1' (all, python)" >&2
+        exit 2
+        ;;
+esac
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
     echo "install-deps: not a Debian-like system (no dpkg/apt-get); install these yourself:" >&2

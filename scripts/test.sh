@@ -3,8 +3,8 @@
 # tests with g++ and with clang++, warnings as errors (workflow presets `ci` and `ci-clang`,
 # build/dev and build/clang; the g++ build for the SSE2 baseline, the clang++ one for this machine's
 # widest instruction set, -march=native, so both batch widths are tested), again under the
-# sanitizers with clang++ (`asan`), and fuzz the simulation with
-# 6000 seeded inputs (`fuzz-smoke`, build/fuzz).
+# sanitizers with clang++ (`asan`), build the Python module and run its pytest suite (`python`,
+# build/python), and fuzz the simulation with 6000 seeded inputs (`fuzz-smoke`, build/fuzz).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,4 +13,5 @@ bash scripts/check-format.sh         # fails on any source clang-format would ch
 cmake --workflow --preset ci
 cmake --workflow --preset ci-clang
 cmake --workflow --preset asan       # the tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang++)
+cmake --workflow --preset python     # the Python module and python/tests (pytest, Dask), /usr/bin/python3
 cmake --workflow --preset fuzz-smoke # 6000 seeded libFuzzer inputs over the whole simulation (clang)

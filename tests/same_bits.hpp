@@ -18,6 +18,20 @@
 namespace simdverlet::testing
 {
 
+/// True in the sanitizer build (the asan preset), which runs the heaviest bitwise scenes over fewer
+/// frames: the same comparisons on every path, at a fraction of the instrumented cost.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#    if __has_feature(address_sanitizer)
+inline constexpr bool kSanitized = true;
+#    else
+inline constexpr bool kSanitized = false;
+#    endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 /// The executors a bitwise test runs over, named: the serial executor and, where the build has
 /// OpenMP, 1, 2 and 3 threads.
 inline std::vector<std::pair<std::string, std::shared_ptr<Executor>>> bitwise_executors()

@@ -1091,11 +1091,12 @@ TEMPLATE_TEST_CASE("triangle contacts give the same bits vector or scalar, and f
                    "[self_collision][triangles][parallel]", float, double)
 {
     REQUIRE(simd::kLanes<TestType> > 1);
-    const auto run = [](auto configure) {
+    const int frames = kSanitized ? 24 : 50; // the sheets land on the floor in frame 17
+    const auto run = [frames](auto configure) {
         ThinPileScene<TestType> scene(true);
         configure(scene.sim);
         int contacts = 0;
-        for (int frame = 0; frame < 50; ++frame)
+        for (int frame = 0; frame < frames; ++frame)
         {
             scene.sim.step(pile_step<TestType>());
             contacts += scene.self->contacts();

@@ -420,6 +420,10 @@ struct ColliderSetData
     int relaxations = 1;
     int contacts = 0;
     std::vector<std::unique_ptr<Collider<T>>> colliders;
+    /// Per chunk of the last pass, per collider, its contacts: kept between passes, so a step
+    /// allocates nothing here (an allocation each substep is a trim and a page fault each under a
+    /// low MALLOC_TRIM_THRESHOLD_, as Dask's workers run).
+    std::vector<std::vector<int>> chunk_contacts;
 
     /// The pass: every collider in order over the range, `relaxations` times. With an executor the
     /// range is split into its chunks and the chunks run concurrently, each applying every
@@ -463,16 +467,20 @@ void ColliderSetData<T>::project(World<T>& world, State3<T>& state)
     };
     // Chunks are cut on absolute particle indices from 0, so their bounds are whole padding
     // blocks and two chunks never share a lane group.
-    std::vector<std::vector<int>> counts(world.chunk_count(end), std::vector<int>(n, 0));
-    world.for_each_indexed_chunk(begin, end,
-                                 [&](std::size_t c, std::size_t b, std::size_t e) { run_range(b, e, counts[c]); });
+    const std::size_t chunks = world.chunk_count(end);
+    if (chunk_contacts.size() < chunks)
+        chunk_contacts.resize(chunks);
+    for (std::size_t c = 0; c < chunks; ++c)
+        chunk_contacts[c].assign(n, 0);
+    world.for_each_indexed_chunk(
+        begin, end, [&](std::size_t c, std::size_t b, std::size_t e) { run_range(b, e, chunk_contacts[c]); });
     for (auto& c : colliders)
         c->end_pass();
     for (std::size_t k = 0; k < n; ++k)
     {
         int total = 0;
-        for (const auto& count : counts)
-            total += count[k];
+        for (std::size_t c = 0; c < chunks; ++c)
+            total += chunk_contacts[c][k];
         colliders[k]->m_contacts = total;
         contacts += total;
     }
