@@ -1091,8 +1091,8 @@ TEMPLATE_TEST_CASE("triangle contacts give the same bits vector or scalar, and f
                    "[self_collision][triangles][parallel]", float, double)
 {
     REQUIRE(simd::kLanes<TestType> > 1);
-    const int frames = kSanitized ? 24 : 50; // the sheets land on the floor in frame 17
-    const auto run = [frames](auto configure) {
+    constexpr int frames = kSanitized ? 24 : 50; // the sheets land on the floor in frame 17
+    const auto run = [](auto configure) {
         ThinPileScene<TestType> scene(true);
         configure(scene.sim);
         int contacts = 0;
