@@ -14,10 +14,6 @@
 
 #include "convert.hpp"
 
-#if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
-#endif
-
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -391,6 +387,33 @@ void bind_stages(py::module_& m, const std::string& suffix)
         .def_property_readonly("steps", [](const Snapshot<T>& s) { return s.steps; });
 }
 
+/// A cloth's or strand's layout from None (the default layout: empty), a callable of one element
+/// (`call(position, k)` calls it for element k in particle order) or a (count, 3) array; `what`
+/// names it and `of` the elements in the message for a wrong count.
+template <class T, class Call>
+std::vector<Vec3<T>> layout_of(const py::handle& position, std::size_t count, const std::string& what,
+                               const std::string& of, Call call)
+{
+    std::vector<Vec3<T>> layout;
+    if (position.is_none())
+        return layout;
+    if (PyCallable_Check(position.ptr()))
+        for (std::size_t k = 0; k < count; ++k)
+            layout.push_back(py::cast<Vec3<T>>(call(position, k)));
+    else
+        layout = points_of<T>(position, what);
+    if (layout.size() != count)
+        throw std::invalid_argument("simdverlet: " + what + " hold " + std::to_string(layout.size()) + " points for " +
+                                    of);
+    return layout;
+}
+
+template <class T>
+StepParams<T> step_params(T dt, T damping, const Vec3<T>& gravity, int iterations, int substeps)
+{
+    return {.dt = dt, .damping = damping, .gravity = gravity, .iterations = iterations, .substeps = substeps};
+}
+
 /// Marks a simulation as stepping while step() runs without the GIL, so a second Python thread
 /// stepping it at the same time gets an error instead of a data race. Made and destroyed with the
 /// GIL held, which guards the set.
@@ -453,8 +476,7 @@ void bind_simulation(py::module_& m, const std::string& suffix)
         .def(
             "step",
             [](Sim& s, T dt, T damping, const Vec3<T>& gravity, int iterations, int substeps) {
-                const StepParams<T> params{
-                    .dt = dt, .damping = damping, .gravity = gravity, .iterations = iterations, .substeps = substeps};
+                const auto params = step_params(dt, damping, gravity, iterations, substeps);
                 const SteppingGuard stepping(&s);
                 py::gil_scoped_release unlocked;
                 s.step(params);
@@ -480,8 +502,7 @@ void bind_simulation(py::module_& m, const std::string& suffix)
     m.def(
         "_step_in_cpp",
         [](Sim& s, int frames, T dt, T damping, const Vec3<T>& gravity, int iterations, int substeps) {
-            const StepParams<T> params{
-                .dt = dt, .damping = damping, .gravity = gravity, .iterations = iterations, .substeps = substeps};
+            const auto params = step_params(dt, damping, gravity, iterations, substeps);
             const SteppingGuard stepping(&s);
             py::gil_scoped_release unlocked;
             for (int f = 0; f < frames; ++f)
@@ -554,21 +575,10 @@ void bind_simulation(py::module_& m, const std::string& suffix)
         [](Sim& s, int width, int height, T spacing, T stiffness, T mass, std::optional<T> curvature_strength,
            const py::object& pinned, const py::object& position, bool rest_length_from_layout, std::string name) {
             const auto pins = grid_mask(pinned, width, height);
-            std::vector<Vec3<T>> layout;
-            if (!position.is_none())
-            {
-                const std::size_t w = std::size_t(std::max(width, 0)), h = std::size_t(std::max(height, 0));
-                if (PyCallable_Check(position.ptr()))
-                    for (int r = 0; r < height; ++r)
-                        for (int c = 0; c < width; ++c)
-                            layout.push_back(py::cast<Vec3<T>>(position(c, r)));
-                else
-                    layout = points_of<T>(position, "cloth positions");
-                if (layout.size() != w * h)
-                    throw std::invalid_argument("simdverlet: cloth positions hold " + std::to_string(layout.size()) +
-                                                " points for a " + std::to_string(width) + " x " +
-                                                std::to_string(height) + " grid");
-            }
+            const std::size_t w = std::size_t(std::max(width, 0));
+            const auto layout = layout_of<T>(position, w * std::size_t(std::max(height, 0)), "cloth positions",
+                                             "a " + std::to_string(width) + " x " + std::to_string(height) + " grid",
+                                             [w](const py::handle& f, std::size_t k) { return f(k % w, k / w); });
             ClothOptions<T> o{.width = width,
                               .height = height,
                               .spacing = spacing,
@@ -577,7 +587,6 @@ void bind_simulation(py::module_& m, const std::string& suffix)
                               .curvature_strength = curvature_strength,
                               .rest_length_from_layout = rest_length_from_layout,
                               .name = std::move(name)};
-            const std::size_t w = std::size_t(std::max(width, 0));
             if (!pinned.is_none())
                 o.pinned = [pins, w](int c, int r) { return bool(pins[std::size_t(r) * w + std::size_t(c)]); };
             if (!layout.empty())
@@ -637,18 +646,9 @@ void bind_simulation(py::module_& m, const std::string& suffix)
         [](Sim& s, int count, T spacing, T stiffness, T mass, T bend_stiffness, const py::object& pinned,
            const py::object& position, bool rest_length_from_layout, std::string name) {
             const auto pins = vertex_mask(pinned, std::size_t(std::max(count, 0)));
-            std::vector<Vec3<T>> layout;
-            if (!position.is_none())
-            {
-                if (PyCallable_Check(position.ptr()))
-                    for (int n = 0; n < count; ++n)
-                        layout.push_back(py::cast<Vec3<T>>(position(n)));
-                else
-                    layout = points_of<T>(position, "strand positions");
-                if (layout.size() != std::size_t(std::max(count, 0)))
-                    throw std::invalid_argument("simdverlet: strand positions hold " + std::to_string(layout.size()) +
-                                                " points for " + std::to_string(count) + " nodes");
-            }
+            const auto layout = layout_of<T>(position, std::size_t(std::max(count, 0)), "strand positions",
+                                             std::to_string(count) + " nodes",
+                                             [](const py::handle& f, std::size_t n) { return f(n); });
             StrandOptions<T> o{.count = count,
                                .spacing = spacing,
                                .stiffness = stiffness,

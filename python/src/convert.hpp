@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -144,8 +145,9 @@ inline ParticleRange range_of(const py::handle& obj)
         return {};
     if (py::hasattr(obj, "range") && !py::isinstance<py::tuple>(obj) && !py::isinstance<py::list>(obj))
         return range_of(obj.attr("range")());
-    const auto pair = py::cast<std::pair<std::size_t, std::size_t>>(obj);
-    return {pair.first, pair.second};
+    // (begin, None) is what range_tuple gives for a range that follows the simulation's size.
+    const auto pair = py::cast<std::pair<std::size_t, std::optional<std::size_t>>>(obj);
+    return {pair.first, pair.second.value_or(ParticleRange::kToEnd)};
 }
 
 inline py::tuple range_tuple(const ParticleRange& r)

@@ -403,3 +403,16 @@ def test_a_second_thread_stepping_the_same_simulation_is_refused_not_raced():
         t.join()
     assert refused and all("already stepping" in r for r in refused)
     assert sim.step_count() == 4 * (40 - len(refused)) and not sim.diverged()
+
+
+def test_a_range_read_back_from_a_handle_is_accepted_again():
+    sim = sv.Simulation()
+    cloth = sim.add_cloth(width=4, height=4)
+    world = sim.add_colliders()
+    assert world.range == (0, None)  # follows the simulation's size
+    world.range = (3, None)
+    assert world.range == (3, None)
+    world.range = cloth
+    assert world.range == (cloth.base(), cloth.end())
+    other = sim.add_colliders(name="other", range=world.range)
+    assert other.range == (0, 16)
