@@ -6,11 +6,13 @@
 // found per call (the default) or per substep; per substep, the vector path with the sheet's grid
 // given to the collider (tiles: 4 x 4 particles a batch on AVX-512) and without (runs of 16 along
 // a row). The Drape settles per call; the pass alone (BM_mesh_collider_pass) is the per-substep
-// path, driven directly.
+// path, driven directly. BM_mesh_collider_parts times the set's pass inside the step, the first
+// substep's (which plans the call's contacts) apart from the later ones (projection alone).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -87,6 +89,61 @@ void BM_mesh_collider(benchmark::State& bench)
                    (tiles ? ", tiles" : "") + (enabled ? (per_call ? ", per call" : ", per substep") : ""));
 }
 
+/// The collider set's pass split by where it falls in a call of step(): the first substep's pass
+/// plans the call's contacts (per_call detection) and projects; every later pass projects alone.
+/// The set's projection is re-registered under its own name inside a clock, keeping its place in
+/// the step. Reports, per 60 Hz frame: the whole frame, the first pass, the later passes, their
+/// mean (one projection), the detection (the first pass less one projection) and the cloth's own
+/// substep without the mesh (the same frame with the collider switched off, over six).
+void BM_mesh_collider_parts(benchmark::State& bench)
+{
+    using Clock = std::chrono::steady_clock;
+    const bool per_call = bench.range(0) != 0;
+    const int threads = int(bench.range(1));
+    Drape drape(threads);
+    drape.mesh->set_detection(per_call ? ContactDetection::per_call : ContactDetection::per_substep);
+    auto& world = *detail::world_of(drape.sim);
+    double first = 0, later = 0; // seconds, summed over the timed frames
+    for (const auto& entry : std::vector(world.position_projections().entries()))
+        if (entry.first == "colliders")
+            world.add_position_projection(entry.first, [&, pass = entry.second](State3<float>& state, float dt) {
+                const auto start = Clock::now();
+                pass(state, dt);
+                const double s = std::chrono::duration<double>(Clock::now() - start).count();
+                (world.call_progress().substep == 0 ? first : later) += s;
+            });
+    const State3<float> original = drape.sim.state();
+    const auto reset = [&] { drape.sim.state() = original; };
+    // The cloth alone, on the same state: the collider switched off for these frames.
+    drape.mesh->enabled = false;
+    double cloth = 0;
+    for (int f = 0; f < 20; ++f)
+    {
+        const auto start = Clock::now();
+        drape.sim.step(kFrame);
+        cloth += std::chrono::duration<double>(Clock::now() - start).count();
+        reset();
+    }
+    cloth /= 20;
+    drape.mesh->enabled = true;
+    first = later = 0;
+    const double frame = benchmarking::seconds_per_iteration(
+        bench, [&] { drape.sim.step(kFrame); }, reset);
+    if (drape.sim.diverged())
+        bench.SkipWithError("diverged");
+    const double frames = double(bench.iterations());
+    const double projection = later / frames / double(kFrame.substeps - 1);
+    bench.counters["ms/frame"] = 1e3 * frame;
+    bench.counters["first_pass_ms"] = 1e3 * first / frames;
+    bench.counters["later_passes_ms"] = 1e3 * later / frames;
+    bench.counters["projection_ms"] = 1e3 * projection;
+    bench.counters["detection_ms"] = 1e3 * (first / frames - projection);
+    bench.counters["cloth_substep_ms"] = 1e3 * cloth / double(kFrame.substeps);
+    bench.counters["projection/cloth_substep"] = projection / (cloth / double(kFrame.substeps));
+    bench.SetLabel(std::string(per_call ? "per call, " : "per substep, ") + std::to_string(threads) +
+                   (threads > 1 ? " threads" : " thread"));
+}
+
 /// Times one pass of `mesh` over `state`, restored after each, so every pass sees the same
 /// contacts (and, after the first, warm candidate lists). Reports the contacts.
 void time_passes(benchmark::State& bench, TriangleMeshCollider<float>& mesh, State3<float>& state)
@@ -125,6 +182,13 @@ BENCHMARK(BM_mesh_collider_pass)
     ->Args({1, 1})
     ->Args({1, 0})
     ->Args({0, 0})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mesh_collider_parts)
+    ->ArgNames({"per_call", "threads"})
+    ->Args({1, 1})
+    ->Args({0, 1})
+    ->Args({1, 2})
+    ->Args({0, 2})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mesh_collider)
     ->ArgNames({"mesh", "threads", "vectorized", "tiles", "per_call"})
