@@ -21,10 +21,10 @@ namespace
 /// rope tied to it, tearing, wind, a grab, and torn and re-attached slots so that lane groups take
 /// the grid path and the gather path in the same step.
 template <class T>
-struct Scene
+struct AllStages
 {
     Simulation<T> sim;
-    Scene()
+    AllStages()
     {
         auto cloth = add_cloth(sim, {.width = 37, .height = 23, .spacing = T(0.25), .position = [](int c, int r) {
                                          return Vec3<T>(T(0.25) * T(c), T(0), T(0.25) * T(r));
@@ -78,7 +78,7 @@ class ReversedExecutor final : public Executor
 template <class T, class Configure>
 Simulation<T> run(Configure configure, int frames = 120)
 {
-    Scene<T> scene;
+    AllStages<T> scene;
     configure(scene.sim);
     for (int frame = 0; frame < frames; ++frame)
         scene.sim.step({.gravity = {T(0), T(2), T(0)}, .iterations = 16, .substeps = 2});
@@ -116,7 +116,7 @@ TEMPLATE_TEST_CASE("the grid fast path is bit-identical to gathering every neigh
     CHECK(same_positions(grid, gather));
     CHECK(grid.constraints() == gather.constraints());
     // Both paths really ran: the scene has lane groups of each kind.
-    Scene<TestType> scene;
+    AllStages<TestType> scene;
     const auto s = scene.sim.state().arrays_view();
     const auto c = scene.sim.constraints().arrays_view();
     int contiguous = 0, gathered = 0;
