@@ -308,7 +308,11 @@ class TriangleMeshCollider : public Collider<T>
     static constexpr T kPlaneTolerance = T(0.25);
 
     /// Particles [begin, end) against their plans for the call, made here for a block whose plan
-    /// is not this call's.
+    /// is not this call's. A block with no triangle within reach of its box (most of a cloth
+    /// hanging beside a body) costs a box test while all its particles stay inside: then none of
+    /// them can touch the mesh, whatever its own plan says. The test takes the whole block before
+    /// any particle responds, so the vector path (a batch at a time) and the scalar twin (a
+    /// particle at a time) decide alike.
     int project_planned(const StateArrays<T>& s, std::size_t begin, std::size_t end)
     {
         int touched = 0;
@@ -316,13 +320,33 @@ class TriangleMeshCollider : public Collider<T>
         {
             const std::size_t b = std::max(begin, first), e = std::min(end, first + kBlock);
             PlanBlock& block = m_plan.blocks[first / kBlock];
-            if (!planned_now(block))
-                plan_block(s, b, e, block);
+            const bool fresh = !planned_now(block);
+            if (fresh)
+                plan_block(s, b, e, block); // its box holds every particle's substep
+            if (block.faces.empty() && (fresh || !strayed(s, b, e, block.box)))
+                continue;
             touched += this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
                 return follow_plan(p, movable, i, block);
             });
         }
         return touched;
+    }
+
+    /// Whether a movable particle of [b, e) is outside `box` at either end of its substep (a NaN
+    /// coordinate counts as outside).
+    bool strayed(const StateArrays<T>& s, std::size_t b, std::size_t e, const detail::Bounds<T>& box) const
+    {
+        bool out = false;
+        this->run(s, b, e, [&](auto& p, const auto& movable) {
+            using V = std::remove_cvref_t<decltype(p.x)>;
+            const auto inside = [&](int k, const V& a, const V& c) {
+                const V lo(box.lo[k]), hi(box.hi[k]);
+                return (a >= lo) && (a <= hi) && (c >= lo) && (c <= hi);
+            };
+            out = out || simd::any(movable && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz)));
+            return movable && !movable; // reads only
+        });
+        return out;
     }
 
     bool planned_now(const PlanBlock& block) const noexcept
