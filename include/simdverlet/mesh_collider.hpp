@@ -370,10 +370,12 @@ class TriangleMeshCollider : public Collider<T>
         block.box = detail::Bounds<T>{};
         add_boxes(block.box, b, e);
         query_plan_faces(block);
-        this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
-            plan_contacts(p, movable, i, block.faces);
-            return none(movable);
-        });
+        // With no triangle in reach every particle keeps the no-contact mode clear_plans wrote.
+        if (!block.faces.empty())
+            this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
+                plan_contacts(p, movable, i, block.faces);
+                return none(movable);
+            });
         block.call = this->call().call;
         block.stamp = m_stamp;
         block.reach = m_reach;
