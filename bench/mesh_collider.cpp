@@ -3,9 +3,8 @@
 // quads, ring radius 40, tube 15) and stepped 2 s, so that about two fifths of the sheet lie on
 // the mesh. Then timed per 60 Hz frame with the mesh on and switched off (the difference is the
 // collider's cost), on 1 and 2 threads, and one collider pass alone, vector and scalar; contacts
-// found per call (the default) or per substep; per substep, the vector path with the sheet's grid
-// given to the collider (tiles: 4 x 4 particles a batch on AVX-512) and without (runs of 16 along
-// a row). The Drape settles per call; the pass alone (BM_mesh_collider_pass) is the per-substep
+// found per call (the default) or per substep; the vector path with the sheet's grid given to the
+// collider (tiles: 4 x 4 particles a batch on AVX-512) and without (runs of 16 along a row). The Drape settles per call; the pass alone (BM_mesh_collider_pass) is the per-substep
 // path, driven directly. BM_mesh_collider_parts times the set's pass inside the step, the first
 // substep's (which plans the call's contacts) apart from the later ones (projection alone).
 #include <benchmark/benchmark.h>
@@ -100,8 +99,11 @@ void BM_mesh_collider_parts(benchmark::State& bench)
     using Clock = std::chrono::steady_clock;
     const bool per_call = bench.range(0) != 0;
     const int threads = int(bench.range(1));
+    const bool tiles = bench.range(2) != 0;
     Drape drape(threads);
     drape.mesh->set_detection(per_call ? ContactDetection::per_call : ContactDetection::per_substep);
+    if (tiles)
+        drape.mesh->set_particle_grids({drape.grid});
     auto& world = *detail::world_of(drape.sim);
     double first = 0, later = 0; // seconds, summed over the timed frames
     for (const auto& entry : std::vector(world.position_projections().entries()))
@@ -141,7 +143,7 @@ void BM_mesh_collider_parts(benchmark::State& bench)
     bench.counters["cloth_substep_ms"] = 1e3 * cloth / double(kFrame.substeps);
     bench.counters["projection/cloth_substep"] = projection / (cloth / double(kFrame.substeps));
     bench.SetLabel(std::string(per_call ? "per call, " : "per substep, ") + std::to_string(threads) +
-                   (threads > 1 ? " threads" : " thread"));
+                   (threads > 1 ? " threads" : " thread") + (tiles ? ", tiles" : ""));
 }
 
 /// Times one pass of `mesh` over `state`, restored after each, so every pass sees the same
@@ -184,20 +186,26 @@ BENCHMARK(BM_mesh_collider_pass)
     ->Args({0, 0})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mesh_collider_parts)
-    ->ArgNames({"per_call", "threads"})
-    ->Args({1, 1})
-    ->Args({0, 1})
-    ->Args({1, 2})
-    ->Args({0, 2})
+    ->ArgNames({"per_call", "threads", "tiles"})
+    ->Args({1, 1, 1})
+    ->Args({1, 1, 0})
+    ->Args({0, 1, 1})
+    ->Args({0, 1, 0})
+    ->Args({1, 2, 1})
+    ->Args({1, 2, 0})
+    ->Args({0, 2, 1})
+    ->Args({0, 2, 0})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mesh_collider)
     ->ArgNames({"mesh", "threads", "vectorized", "tiles", "per_call"})
+    ->Args({1, 1, 1, 1, 1})
     ->Args({1, 1, 1, 0, 1})
     ->Args({1, 1, 1, 1, 0})
     ->Args({1, 1, 1, 0, 0})
     ->Args({0, 1, 1, 0, 0})
     ->Args({1, 1, 0, 0, 1})
     ->Args({1, 1, 0, 0, 0})
+    ->Args({1, 2, 1, 1, 1})
     ->Args({1, 2, 1, 0, 1})
     ->Args({1, 2, 1, 1, 0})
     ->Args({1, 2, 1, 0, 0})

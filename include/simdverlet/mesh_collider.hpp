@@ -146,9 +146,10 @@ class TriangleMeshCollider : public Collider<T>
     bool moving() const noexcept { return m_moving; }
 
     /// Batches the particles of these grids (a cloth's: `cloth.grid()`) in tiles, four rows of four
-    /// on AVX-512, instead of runs of sixteen along a row. A run spans 7.5 units of the peer sheet
-    /// against a tile's 1.5 x 1.5, so a tile's candidate triangles each cover most of its lanes:
-    /// a pass over a draped sheet runs about 1.5 x faster (docs/performance.md). Only speed
+    /// on AVX-512, instead of runs of sixteen along a row, for both detection modes. A run spans
+    /// 7.5 units of the peer sheet against a tile's 1.5 x 1.5, so a tile's candidate triangles each
+    /// cover most of its lanes: on a draped sheet a per-substep pass runs about 1.5 x faster and a
+    /// call's planning about 2 x (docs/performance.md). Only speed
     /// depends on it: each particle tests the triangles near its own swept segment, so the bits
     /// are the same with grids or without (tested), and a grid that no longer matches the
     /// particles (a removed cloth) only costs speed. The scalar path and batches of four lanes or
@@ -175,7 +176,7 @@ class TriangleMeshCollider : public Collider<T>
                                                      std::to_string(grids[g - 1].first));
             const std::size_t columns = (grid.width + kTileColumns - 1) / kTileColumns;
             // Lists for every tile only where tiles are used (see project_range).
-            tiled.push_back({grid, std::vector<Block>(kTileRows < 2 ? 0 : grid.height / kTileRows * columns)});
+            tiled.push_back({grid, std::vector<Block>(kTileRows < 2 ? 0 : grid.height / kTileRows * columns), {}});
         }
         m_grids = std::move(tiled);
     }
@@ -194,8 +195,12 @@ class TriangleMeshCollider : public Collider<T>
     {
         m_blocks.resize((particles + kBlock - 1) / kBlock);
         m_reach = m_thickness + this->material().margin;
-        if (m_detection == ContactDetection::per_call)
-            m_plan.resize(particles);
+        if (m_detection != ContactDetection::per_call)
+            return;
+        m_plan.resize((particles + kBlock - 1) / kBlock, kBlock, particles);
+        if (tiles_used())
+            for (TiledGrid& g : m_grids)
+                g.plan.resize(g.tiles.size(), kTileLanes, particles);
     }
 
     void end_pass() override { m_moving = false; }
@@ -205,11 +210,33 @@ class TriangleMeshCollider : public Collider<T>
         // A mesh that moved since the last pass is swept exactly, as per_substep does: its plans
         // are made at the next pass, against the mesh where it now stands.
         if (m_detection == ContactDetection::per_call && !m_moving)
-            return project_planned(s, begin, end);
-        if (m_grids.empty() || !this->vector_path() || kTileRows < 2)
-            return project_runs(s, begin, end);
-        // A row group (kTileRows rows of a grid) goes in tiles when it lies wholly in this chunk;
-        // the particles between row groups, and groups cut by a chunk's ends, go in runs.
+            return in_tiles_and_runs(
+                begin, end, [&](std::size_t b, std::size_t e) { return project_planned(s, b, e); },
+                [&](TiledGrid& g, std::size_t k) { return project_planned_row_group(s, g, k); });
+        return in_tiles_and_runs(
+            begin, end, [&](std::size_t b, std::size_t e) { return project_runs(s, b, e); },
+            [&](TiledGrid& g, std::size_t k) { return project_row_group(s, g, k); });
+    }
+
+  private:
+    /// Particles per cached candidate list: a padding unit, so that a list belongs to one chunk
+    /// of the executor's split and no two threads touch it.
+    static constexpr std::size_t kBlock = simd::kPadLanes<T>;
+    /// Columns and rows of a tile on the vector path.
+    static constexpr std::size_t kTileColumns = simd::kTileColumns<T, xsimd::default_arch>;
+    static constexpr std::size_t kTileRows = simd::kTileRows<T, xsimd::default_arch>;
+    static constexpr std::size_t kTileLanes = kTileRows * kTileColumns;
+
+    bool tiles_used() const noexcept { return !m_grids.empty() && this->vector_path() && kTileRows >= 2; }
+
+    /// Particles [begin, end): a row group (kTileRows rows of a grid) goes to `row_group` when it
+    /// lies wholly in this chunk, the particles between row groups, and groups cut by a chunk's
+    /// ends, go to `runs`. Without tiles, all of them go to `runs`.
+    template <class Runs, class RowGroup>
+    int in_tiles_and_runs(std::size_t begin, std::size_t end, Runs&& runs, RowGroup&& row_group)
+    {
+        if (!tiles_used())
+            return runs(begin, end);
         int touched = 0;
         std::size_t next = begin; // the first particle not yet projected
         for (TiledGrid& g : m_grids)
@@ -223,21 +250,13 @@ class TriangleMeshCollider : public Collider<T>
             for (; k < groups && g.grid.first + (k + 1) * span <= end; ++k)
             {
                 const std::size_t first = g.grid.first + k * span;
-                touched += project_runs(s, next, first);
-                touched += project_row_group(s, g, k);
+                touched += runs(next, first);
+                touched += row_group(g, k);
                 next = first + span;
             }
         }
-        return touched + project_runs(s, next, end);
+        return touched + runs(next, end);
     }
-
-  private:
-    /// Particles per cached candidate list: a padding unit, so that a list belongs to one chunk
-    /// of the executor's split and no two threads touch it.
-    static constexpr std::size_t kBlock = simd::kPadLanes<T>;
-    /// Columns and rows of a tile on the vector path.
-    static constexpr std::size_t kTileColumns = simd::kTileColumns<T, xsimd::default_arch>;
-    static constexpr std::size_t kTileRows = simd::kTileRows<T, xsimd::default_arch>;
 
     struct Block
     {
@@ -247,13 +266,7 @@ class TriangleMeshCollider : public Collider<T>
         std::vector<std::uint32_t> faces; // triangles (tree order) within that reach of inner
     };
 
-    struct TiledGrid
-    {
-        ParticleGrid grid;
-        std::vector<Block> tiles; // row group by row group, left to right within one
-    };
-
-    /// A block of kBlock particles' share of a call's plan.
+    /// A block of particles' share of a call's plan: kBlock consecutive ones, or a tile.
     struct PlanBlock
     {
         std::uint64_t call = 0;           // the call it was made for; 0: never
@@ -269,23 +282,31 @@ class TriangleMeshCollider : public Collider<T>
 
     /// What per_call detection keeps for each particle through a call: the box its motion was
     /// predicted to stay in, and what to do while it does (mode kNoContact, kPlane or kExact), with
-    /// the plane n . x >= offset for kPlane.
+    /// the plane n . x >= offset for kPlane. Block k's particles are at [k * lanes, (k + 1) *
+    /// lanes) of the arrays: for runs, the particle's own index; for a grid's tiles, its lane.
     struct CallPlan
     {
         std::array<std::vector<T>, 3> lo, hi, n;
         std::vector<T> offset, mode;
         std::vector<PlanBlock> blocks;
-        std::size_t particles = 0;
+        std::size_t particles = 0; // the state's size
 
-        void resize(std::size_t count)
+        void resize(std::size_t block_count, std::size_t lanes, std::size_t state_size)
         {
-            particles = count;
-            blocks.resize((count + kBlock - 1) / kBlock);
+            particles = state_size;
+            blocks.resize(block_count);
             // Whole blocks, so that a vector pass reads and writes whole lane groups.
-            const std::size_t padded = blocks.size() * kBlock;
+            const std::size_t padded = block_count * lanes;
             for (auto* a : {&lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2], &n[0], &n[1], &n[2], &offset, &mode})
                 a->resize(padded);
         }
+    };
+
+    struct TiledGrid
+    {
+        ParticleGrid grid;
+        std::vector<Block> tiles; // row group by row group, left to right within one
+        CallPlan plan;            // per_call, tile by tile in the same order
     };
 
     /// The particles one pass of V covers: a batch's lanes, or one.
@@ -326,24 +347,60 @@ class TriangleMeshCollider : public Collider<T>
             if (block.faces.empty() && (fresh || !strayed(s, b, e, block.box)))
                 continue;
             touched += this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
-                return follow_plan(p, movable, i, block);
+                return follow_plan(m_plan, p, movable, i, block);
             });
         }
         return touched;
     }
 
-    /// Whether a movable particle of [b, e) is outside `box` at either end of its substep (a NaN
-    /// coordinate counts as outside).
+    /// Row group k of grid g against the plans of its tiles, as project_planned does for runs: a
+    /// tile's particles lie within about its width of one another, where a run's span sixteen
+    /// particles of a row, so its list holds fewer triangles and each is near more of its lanes.
+    /// A particle's plan depends only on its own box, so the bits are those of runs.
+    int project_planned_row_group(const StateArrays<T>& s, TiledGrid& g, std::size_t k)
+    {
+        const std::size_t width = g.grid.width;
+        const std::size_t columns = (width + kTileColumns - 1) / kTileColumns;
+        int touched = 0;
+        for (std::size_t c = 0; c < columns; ++c)
+        {
+            const std::size_t tile = k * columns + c;
+            PlanBlock& block = g.plan.blocks[tile];
+            const std::size_t first = g.grid.first + k * kTileRows * width + c * kTileColumns;
+            const std::size_t used = std::min(kTileColumns, width - c * kTileColumns);
+            touched += kernels::project_tile_vector<xsimd::default_arch>(
+                s, first, width, used, [&](auto& p, const auto& movable) {
+                    using M = std::remove_cvref_t<decltype(movable)>;
+                    const std::size_t i = tile * kTileLanes;
+                    const bool fresh = !planned_now(block);
+                    if (fresh)
+                        plan_lanes(g.plan, p, movable, i, i + kTileLanes, block);
+                    if (block.faces.empty() && (fresh || !simd::any(outside(p, movable, block.box))))
+                        return M(false);
+                    return follow_plan(g.plan, p, movable, i, block);
+                });
+        }
+        return touched;
+    }
+
+    /// Lanes of `lanes` outside `box` at either end of their substep (a NaN coordinate counts as
+    /// outside).
+    template <class V, class M>
+    static M outside(const kernels::ParticleLanes<V>& p, const M& lanes, const detail::Bounds<T>& box)
+    {
+        const auto inside = [&](int k, const V& a, const V& c) {
+            const V lo(box.lo[k]), hi(box.hi[k]);
+            return (a >= lo) && (a <= hi) && (c >= lo) && (c <= hi);
+        };
+        return lanes && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz));
+    }
+
+    /// Whether a movable particle of [b, e) is outside `box` at either end of its substep.
     bool strayed(const StateArrays<T>& s, std::size_t b, std::size_t e, const detail::Bounds<T>& box) const
     {
         bool out = false;
         this->run(s, b, e, [&](auto& p, const auto& movable) {
-            using V = std::remove_cvref_t<decltype(p.x)>;
-            const auto inside = [&](int k, const V& a, const V& c) {
-                const V lo(box.lo[k]), hi(box.hi[k]);
-                return (a >= lo) && (a <= hi) && (c >= lo) && (c <= hi);
-            };
-            out = out || simd::any(movable && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz)));
+            out = out || simd::any(outside(p, movable, box));
             return movable && !movable; // reads only
         });
         return out;
@@ -361,50 +418,70 @@ class TriangleMeshCollider : public Collider<T>
     {
         // Particles the passes skip (pinned ones) keep an empty box: were one freed within the
         // call, it would be planned on its first pass.
-        clear_plans(b, e);
+        clear_plans(m_plan, b, e);
         const auto none = [](const auto& movable) { return std::remove_cvref_t<decltype(movable)>(false); };
         this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
-            predict_boxes(p, movable, i);
+            predict_boxes(m_plan, p, movable, i);
             return none(movable);
         });
         block.box = detail::Bounds<T>{};
-        add_boxes(block.box, b, e);
+        add_boxes(m_plan, block.box, b, e);
         query_plan_faces(block);
         // With no triangle in reach every particle keeps the no-contact mode clear_plans wrote.
         if (!block.faces.empty())
             this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
-                plan_contacts(p, movable, i, block.faces);
+                plan_contacts(m_plan, p, movable, i, block.faces);
                 return none(movable);
             });
+        mark_planned(block);
+    }
+
+    /// plan_block for loaded lanes `lanes` of a tile, whose plan is at [b, e) of `plan`.
+    template <class V, class M>
+    void plan_lanes(CallPlan& plan, const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t b, std::size_t e,
+                    PlanBlock& block)
+    {
+        clear_plans(plan, b, e);
+        predict_boxes(plan, p, lanes, b);
+        block.box = detail::Bounds<T>{};
+        add_boxes(plan, block.box, b, e);
+        query_plan_faces(block);
+        if (!block.faces.empty())
+            plan_contacts(plan, p, lanes, b, block.faces);
+        mark_planned(block);
+    }
+
+    void mark_planned(PlanBlock& block) const noexcept
+    {
         block.call = this->call().call;
         block.stamp = m_stamp;
         block.reach = m_reach;
         block.particles = m_plan.particles;
     }
 
-    /// Empty boxes and no contact for particles [b, e).
-    void clear_plans(std::size_t b, std::size_t e)
+    /// Empty boxes and no contact for plan entries [b, e).
+    static void clear_plans(CallPlan& plan, std::size_t b, std::size_t e)
     {
         for (int k = 0; k < 3; ++k)
         {
-            std::fill(m_plan.lo[k].begin() + std::ptrdiff_t(b), m_plan.lo[k].begin() + std::ptrdiff_t(e),
+            std::fill(plan.lo[k].begin() + std::ptrdiff_t(b), plan.lo[k].begin() + std::ptrdiff_t(e),
                       std::numeric_limits<T>::max());
-            std::fill(m_plan.hi[k].begin() + std::ptrdiff_t(b), m_plan.hi[k].begin() + std::ptrdiff_t(e),
+            std::fill(plan.hi[k].begin() + std::ptrdiff_t(b), plan.hi[k].begin() + std::ptrdiff_t(e),
                       std::numeric_limits<T>::lowest());
         }
-        std::fill(m_plan.mode.begin() + std::ptrdiff_t(b), m_plan.mode.begin() + std::ptrdiff_t(e), kNoContact);
+        std::fill(plan.mode.begin() + std::ptrdiff_t(b), plan.mode.begin() + std::ptrdiff_t(e), kNoContact);
     }
 
-    /// Adds the boxes of particles [b, e) to `box`. An empty one (lo = max, hi = lowest) adds
+    /// Adds the boxes of plan entries [b, e) to `box`. An empty one (lo = max, hi = lowest) adds
     /// nothing, so no lane needs a test.
-    void add_boxes(detail::Bounds<T>& box, std::size_t b, std::size_t e) const
+    static void add_boxes(const CallPlan& plan, detail::Bounds<T>& box, std::size_t b, std::size_t e)
     {
         for (int k = 0; k < 3; ++k)
         {
             // In locals: through the reference, every step would store and reload the bound.
             T lo = box.lo[k], hi = box.hi[k];
-            const T* los = m_plan.lo[k].data();
-            const T* his = m_plan.hi[k].data();
+            const T* los = plan.lo[k].data();
+            const T* his = plan.hi[k].data();
             for (std::size_t i = b; i < e; ++i)
             {
                 lo = std::min(lo, los[i]);
@@ -441,7 +518,7 @@ class TriangleMeshCollider : public Collider<T>
     /// substep's velocity under gravity alone, grown by the reach as slack for the forces and
     /// contacts the prediction leaves out.
     template <class V, class M>
-    void predict_boxes(const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t i)
+    void predict_boxes(CallPlan& plan, const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t i)
     {
         const CallProgress<T>& call = this->call();
         const T r = T(call.remaining());
@@ -451,8 +528,8 @@ class TriangleMeshCollider : public Collider<T>
         for (int k = 0; k < 3; ++k)
         {
             const V end = x[k] + (x[k] - px[k]) * V(r) + V(call.gravity[k] * fall);
-            store_lanes(m_plan.lo[k], i, lanes, simd::min(simd::min(x[k], px[k]), end) - slack);
-            store_lanes(m_plan.hi[k], i, lanes, simd::max(simd::max(x[k], px[k]), end) + slack);
+            store_lanes(plan.lo[k], i, lanes, simd::min(simd::min(x[k], px[k]), end) - slack);
+            store_lanes(plan.hi[k], i, lanes, simd::max(simd::max(x[k], px[k]), end) + slack);
         }
     }
 
@@ -474,15 +551,15 @@ class TriangleMeshCollider : public Collider<T>
     /// triangles near its box gives the plane; the plane stands for the mesh if every one of
     /// those triangles lies behind it (kPlane), else the lane takes the exact tests (kExact).
     template <class V, class M>
-    void plan_contacts(const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t i,
+    void plan_contacts(CallPlan& plan, const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t i,
                        const std::vector<std::uint32_t>& faces)
     {
         const V zero(T(0)), one(T(1)), reach(m_reach);
         V lo[3], hi[3];
         for (int k = 0; k < 3; ++k)
         {
-            lo[k] = simd::load_at<V>(m_plan.lo[k].data() + i) - reach;
-            hi[k] = simd::load_at<V>(m_plan.hi[k].data() + i) + reach;
+            lo[k] = simd::load_at<V>(plan.lo[k].data() + i) - reach;
+            hi[k] = simd::load_at<V>(plan.hi[k].data() + i) + reach;
         }
         const auto near_box = [&](std::uint32_t f) {
             const detail::Bounds<T>& box = m_boxes[f];
@@ -519,7 +596,7 @@ class TriangleMeshCollider : public Collider<T>
         }
         if (!simd::any(found))
         {
-            store_lanes(m_plan.mode, i, lanes, zero);
+            store_lanes(plan.mode, i, lanes, zero);
             return;
         }
         // The normal as the exact test takes it.
@@ -543,37 +620,37 @@ class TriangleMeshCollider : public Collider<T>
         }
         const V mode = simd::select(found, simd::select(ahead <= V(kPlaneTolerance * m_reach), V(kPlane), V(kExact)),
                                     V(kNoContact));
-        store_lanes(m_plan.mode, i, lanes, mode);
-        store_lanes(m_plan.n[0], i, lanes, nx);
-        store_lanes(m_plan.n[1], i, lanes, ny);
-        store_lanes(m_plan.n[2], i, lanes, nz);
-        store_lanes(m_plan.offset, i, lanes, foot + reach);
+        store_lanes(plan.mode, i, lanes, mode);
+        store_lanes(plan.n[0], i, lanes, nx);
+        store_lanes(plan.n[1], i, lanes, ny);
+        store_lanes(plan.n[2], i, lanes, nz);
+        store_lanes(plan.offset, i, lanes, foot + reach);
     }
 
     /// One pass of lanes `movable` under the call's plan: a lane that left its box is planned
     /// again first (from where it stands); then each keeps out of its plane, or takes the exact
     /// tests against the block's triangles.
     template <class V, class M>
-    M follow_plan(kernels::ParticleLanes<V>& p, const M& movable, std::size_t i, PlanBlock& block)
+    M follow_plan(CallPlan& plan, kernels::ParticleLanes<V>& p, const M& movable, std::size_t i, PlanBlock& block)
     {
         const auto inside = [&](int k, const V& a, const V& b) {
-            const V lo = simd::load_at<V>(m_plan.lo[k].data() + i), hi = simd::load_at<V>(m_plan.hi[k].data() + i);
+            const V lo = simd::load_at<V>(plan.lo[k].data() + i), hi = simd::load_at<V>(plan.hi[k].data() + i);
             return (a >= lo) && (a <= hi) && (b >= lo) && (b <= hi);
         };
         // Written as "not inside", so a NaN coordinate counts as having left.
         const M stray = movable && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz));
         if (simd::any(stray))
         {
-            predict_boxes(p, stray, i);
-            add_boxes(block.box, i, i + lanes_of<V>());
+            predict_boxes(plan, p, stray, i);
+            add_boxes(plan, block.box, i, i + lanes_of<V>());
             query_plan_faces(block);
-            plan_contacts(p, stray, i, block.faces);
+            plan_contacts(plan, p, stray, i, block.faces);
         }
-        const V mode = simd::load_at<V>(m_plan.mode.data() + i);
-        const V nx = simd::load_at<V>(m_plan.n[0].data() + i);
-        const V ny = simd::load_at<V>(m_plan.n[1].data() + i);
-        const V nz = simd::load_at<V>(m_plan.n[2].data() + i);
-        const V depth = simd::load_at<V>(m_plan.offset.data() + i) - (nx * p.x + ny * p.y + nz * p.z);
+        const V mode = simd::load_at<V>(plan.mode.data() + i);
+        const V nx = simd::load_at<V>(plan.n[0].data() + i);
+        const V ny = simd::load_at<V>(plan.n[1].data() + i);
+        const V nz = simd::load_at<V>(plan.n[2].data() + i);
+        const V depth = simd::load_at<V>(plan.offset.data() + i) - (nx * p.x + ny * p.y + nz * p.z);
         const M exact = movable && (mode == V(kExact));
         const M active = movable && (mode == V(kPlane)) && (depth > V(T(0)));
         M touched = active;
