@@ -577,9 +577,17 @@ class TriangleMeshCollider : public Collider<T>
         }
         detail::Nearest<V> nearest(far2); // to px
         M found = lanes && (zero != zero);
-        for (const std::uint32_t k : faces)
+        // Which lanes each triangle is near, kept for the second loop where the list is short
+        // enough (nearly always): the box test is most of the cost of a triangle no lane needs.
+        constexpr std::size_t kKept = 64;
+        std::array<M, kKept> near_of;
+        const bool keep = faces.size() <= kKept;
+        for (std::size_t at = 0; at < faces.size(); ++at)
         {
+            const std::uint32_t k = faces[at];
             const M near = near_box(k);
+            if (keep)
+                near_of[at] = near;
             if (!simd::any(near))
                 continue;
             const detail::Face<T>& f = m_faces[k];
@@ -606,9 +614,10 @@ class TriangleMeshCollider : public Collider<T>
         const V foot = nx * (p.px - nearest.qx) + ny * (p.py - nearest.qy) + nz * (p.pz - nearest.qz);
         // How far the triangles near the box stand in front of the plane through the closest point.
         V ahead(std::numeric_limits<T>::lowest());
-        for (const std::uint32_t k : faces)
+        for (std::size_t at = 0; at < faces.size(); ++at)
         {
-            const M near = near_box(k);
+            const std::uint32_t k = faces[at];
+            const M near = keep ? near_of[at] : near_box(k);
             if (!simd::any(near))
                 continue;
             const detail::Face<T>& f = m_faces[k];
