@@ -149,10 +149,10 @@ class TriangleMeshCollider : public Collider<T>
     /// on AVX-512, instead of runs of sixteen along a row, for both detection modes. A run spans
     /// 7.5 units of the peer sheet against a tile's 1.5 x 1.5, so a tile's candidate triangles each
     /// cover most of its lanes: on a draped sheet a per-substep pass runs about 1.5 x faster and a
-    /// call's planning about 2 x (docs/performance.md). Only speed
-    /// depends on it: each particle tests the triangles near its own swept segment, so the bits
-    /// are the same with grids or without (tested), and a grid that no longer matches the
-    /// particles (a removed cloth) only costs speed. The scalar path and batches of four lanes or
+    /// call's planning about 1.8 x (docs/performance.md). Only speed depends on it: each particle
+    /// tests the triangles near its own swept segment, so the bits are the same with grids or
+    /// without (tested), and a grid that no longer matches the particles (a removed cloth) only
+    /// costs speed. The scalar path and batches of four lanes or
     /// fewer ignore it. Throws naming a grid that is empty, or overlaps another or the index
     /// range, and then keeps the grids it had.
     void set_particle_grids(std::vector<ParticleGrid> grids)
