@@ -152,9 +152,8 @@ class TriangleMeshCollider : public Collider<T>
     /// call's planning about 1.8 x (docs/performance.md). Only speed depends on it: each particle
     /// tests the triangles near its own swept segment, so the bits are the same with grids or
     /// without (tested), and a grid that no longer matches the particles (a removed cloth) only
-    /// costs speed. The scalar path and batches of four lanes or
-    /// fewer ignore it. Throws naming a grid that is empty, or overlaps another or the index
-    /// range, and then keeps the grids it had.
+    /// costs speed. The scalar path and batches of four lanes or fewer ignore it. Throws naming a
+    /// grid that is empty, or overlaps another or the index range, and then keeps the grids it had.
     void set_particle_grids(std::vector<ParticleGrid> grids)
     {
         std::sort(grids.begin(), grids.end(),
@@ -230,7 +229,7 @@ class TriangleMeshCollider : public Collider<T>
     bool tiles_used() const noexcept { return !m_grids.empty() && this->vector_path() && kTileRows >= 2; }
 
     /// Particles [begin, end): a row group (kTileRows rows of a grid) goes to `row_group` when it
-    /// lies wholly in this chunk, the particles between row groups, and groups cut by a chunk's
+    /// lies wholly in this chunk; the particles between row groups, and groups cut by a chunk's
     /// ends, go to `runs`. Without tiles, all of them go to `runs`.
     template <class Runs, class RowGroup>
     int in_tiles_and_runs(std::size_t begin, std::size_t end, Runs&& runs, RowGroup&& row_group)
@@ -354,8 +353,8 @@ class TriangleMeshCollider : public Collider<T>
     }
 
     /// Row group k of grid g against the plans of its tiles, as project_planned does for runs: a
-    /// tile's particles lie within about its width of one another, where a run's span sixteen
-    /// particles of a row, so its list holds fewer triangles and each is near more of its lanes.
+    /// tile's particles lie within about its width of one another, where a run's sixteen span a
+    /// stretch of a row, so its list holds fewer triangles and each is near more of its lanes.
     /// A particle's plan depends only on its own box, so the bits are those of runs.
     int project_planned_row_group(const StateArrays<T>& s, TiledGrid& g, std::size_t k)
     {
