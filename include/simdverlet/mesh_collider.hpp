@@ -196,10 +196,11 @@ class TriangleMeshCollider : public Collider<T>
         m_reach = m_thickness + this->material().margin;
         if (m_detection != ContactDetection::per_call)
             return;
-        m_plan.resize((particles + kBlock - 1) / kBlock, kBlock, particles);
+        m_plan_particles = particles;
+        m_plan.resize((particles + kBlock - 1) / kBlock, kBlock);
         if (tiles_used())
             for (TiledGrid& g : m_grids)
-                g.plan.resize(g.tiles.size(), kTileLanes, particles);
+                g.plan.resize(g.tiles.size(), kTileLanes);
     }
 
     void end_pass() override { m_moving = false; }
@@ -288,11 +289,9 @@ class TriangleMeshCollider : public Collider<T>
         std::array<std::vector<T>, 3> lo, hi, n;
         std::vector<T> offset, mode;
         std::vector<PlanBlock> blocks;
-        std::size_t particles = 0; // the state's size
 
-        void resize(std::size_t block_count, std::size_t lanes, std::size_t state_size)
+        void resize(std::size_t block_count, std::size_t lanes)
         {
-            particles = state_size;
             blocks.resize(block_count);
             // Whole blocks, so that a vector pass reads and writes whole lane groups.
             const std::size_t padded = block_count * lanes;
@@ -382,16 +381,24 @@ class TriangleMeshCollider : public Collider<T>
         return touched;
     }
 
-    /// Lanes of `lanes` outside `box` at either end of their substep (a NaN coordinate counts as
-    /// outside).
+    /// Lanes of `lanes` outside their box [lo, hi] at either end of their substep. Written as "not
+    /// inside", so a NaN coordinate counts as outside.
+    template <class V, class M>
+    static M outside(const kernels::ParticleLanes<V>& p, const M& lanes, const V (&lo)[3], const V (&hi)[3])
+    {
+        const auto inside = [&](int k, const V& a, const V& c) {
+            return (a >= lo[k]) && (a <= hi[k]) && (c >= lo[k]) && (c <= hi[k]);
+        };
+        return lanes && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz));
+    }
+
+    /// Lanes of `lanes` outside `box`, one box for all of them.
     template <class V, class M>
     static M outside(const kernels::ParticleLanes<V>& p, const M& lanes, const detail::Bounds<T>& box)
     {
-        const auto inside = [&](int k, const V& a, const V& c) {
-            const V lo(box.lo[k]), hi(box.hi[k]);
-            return (a >= lo) && (a <= hi) && (c >= lo) && (c <= hi);
-        };
-        return lanes && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz));
+        const V lo[3] = {V(box.lo[0]), V(box.lo[1]), V(box.lo[2])};
+        const V hi[3] = {V(box.hi[0]), V(box.hi[1]), V(box.hi[2])};
+        return outside(p, lanes, lo, hi);
     }
 
     /// Whether a movable particle of [b, e) is outside `box` at either end of its substep.
@@ -408,7 +415,7 @@ class TriangleMeshCollider : public Collider<T>
     bool planned_now(const PlanBlock& block) const noexcept
     {
         return block.call == this->call().call && block.stamp == m_stamp && block.reach == m_reach &&
-               block.particles == m_plan.particles;
+               block.particles == m_plan_particles;
     }
 
     /// Plans the movable particles of [b, e): their boxes first, then the triangles near all of
@@ -455,7 +462,7 @@ class TriangleMeshCollider : public Collider<T>
         block.call = this->call().call;
         block.stamp = m_stamp;
         block.reach = m_reach;
-        block.particles = m_plan.particles;
+        block.particles = m_plan_particles;
     }
 
     /// Empty boxes and no contact for plan entries [b, e).
@@ -641,12 +648,13 @@ class TriangleMeshCollider : public Collider<T>
     template <class V, class M>
     M follow_plan(CallPlan& plan, kernels::ParticleLanes<V>& p, const M& movable, std::size_t i, PlanBlock& block)
     {
-        const auto inside = [&](int k, const V& a, const V& b) {
-            const V lo = simd::load_at<V>(plan.lo[k].data() + i), hi = simd::load_at<V>(plan.hi[k].data() + i);
-            return (a >= lo) && (a <= hi) && (b >= lo) && (b <= hi);
-        };
-        // Written as "not inside", so a NaN coordinate counts as having left.
-        const M stray = movable && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz));
+        V lo[3], hi[3];
+        for (int k = 0; k < 3; ++k)
+        {
+            lo[k] = simd::load_at<V>(plan.lo[k].data() + i);
+            hi[k] = simd::load_at<V>(plan.hi[k].data() + i);
+        }
+        const M stray = outside(p, movable, lo, hi);
         if (simd::any(stray))
         {
             predict_boxes(plan, p, stray, i);
@@ -970,6 +978,7 @@ class TriangleMeshCollider : public Collider<T>
 
     ContactDetection m_detection = ContactDetection::per_call;
     CallPlan m_plan;                   // per particle, per_call
+    std::size_t m_plan_particles = 0;  // the state's size at the last pass: a removal renumbers particles
     std::vector<Block> m_blocks;       // per kBlock particles
     std::vector<TiledGrid> m_grids;    // set_particle_grids, in increasing order of first
     std::vector<std::uint32_t> m_none; // the empty list
