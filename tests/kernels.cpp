@@ -87,6 +87,68 @@ TEMPLATE_TEST_CASE("vector kernels equal their scalar twins lane by lane on SSE2
 }
 #endif
 
+namespace
+{
+/// Packs 67 particles' coordinates (odd bit patterns: -0, a denormal, NaN, infinities among them)
+/// and reads them back in a scrambled order with repeats, a batch at a time: every lane must hold
+/// the bits of the particle its index names, and every pad must be zero.
+template <class Arch>
+void check_packed_reads_return_the_named_particles()
+{
+    using B = simd::Batch<float, Arch>;
+    constexpr std::size_t L = B::size;
+    constexpr std::size_t n = 64 + 3, padded = (n + L - 1) / L * L;
+    std::vector<float> coordinate[3];
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> any(-100.0f, 100.0f);
+    for (auto& c : coordinate)
+    {
+        c.resize(padded);
+        for (float& v : c)
+            v = any(rng);
+    }
+    coordinate[0][3] = -0.0f;
+    coordinate[1][5] = std::numeric_limits<float>::denorm_min();
+    coordinate[2][6] = std::numeric_limits<float>::quiet_NaN();
+    coordinate[0][9] = -std::numeric_limits<float>::infinity();
+    simd::AlignedVector<float> packed(4 * padded, 1.0f);
+    for (std::size_t i = 0; i < padded; i += L)
+        simd::store_packed<float, Arch>(packed.data() + 4 * i, B::load_unaligned(coordinate[0].data() + i),
+                                        B::load_unaligned(coordinate[1].data() + i),
+                                        B::load_unaligned(coordinate[2].data() + i));
+    for (std::size_t i = 0; i < padded; ++i)
+        CHECK(packed[4 * i + 3] == 0.0f);
+    std::vector<std::int32_t> order(5 * L);
+    for (auto& k : order)
+        k = std::int32_t(rng() % n);
+    order[1] = order[0]; // a particle read twice in one batch
+    for (std::size_t first = 0; first < order.size(); first += L)
+    {
+        B x, y, z;
+        simd::gather_packed<float, Arch>(packed.data(), order.data() + first, x, y, z);
+        alignas(simd::kAlignment) float lanes[3][L];
+        x.store_aligned(lanes[0]), y.store_aligned(lanes[1]), z.store_aligned(lanes[2]);
+        for (std::size_t lane = 0; lane < L; ++lane)
+            for (std::size_t axis = 0; axis < 3; ++axis)
+            {
+                const auto i = std::size_t(order[first + lane]);
+                INFO("lanes " << L << ", lane " << lane << ", particle " << i << ", axis " << axis);
+                CHECK(std::bit_cast<std::uint32_t>(lanes[axis][lane]) ==
+                      std::bit_cast<std::uint32_t>(coordinate[axis][i]));
+            }
+    }
+}
+} // namespace
+
+TEST_CASE("a packed neighbour read returns each named particle's coordinates to the bit, in any order", "[kernels]")
+{
+    if constexpr (simd::kPackedGather<float, xsimd::default_arch>)
+        check_packed_reads_return_the_named_particles<xsimd::default_arch>();
+#if XSIMD_WITH_SSE2
+    check_packed_reads_return_the_named_particles<xsimd::sse2>();
+#endif
+}
+
 TEMPLATE_TEST_CASE("the solve matches literal passes over unchanged positions to rounding", "[kernels]", float, double)
 {
     // The solve adds iterations x (the sum of a particle's four slot forces); the literal passes add

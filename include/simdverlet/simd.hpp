@@ -244,6 +244,184 @@ Batch<T, Arch> gather(const T* src, const IndexBatch<T, Arch>& index)
         return Batch<T, Arch>::gather(src, index);
 }
 
+/// Whether a solve reads neighbours through gather_packed on Arch: float on x86 (SSE2, AVX and
+/// AVX-512 have a shuffle form). Elsewhere, and for double, it gathers from the coordinate arrays.
+template <class T, class Arch>
+inline constexpr bool kPackedGather = XSIMD_WITH_SSE2&& std::is_same_v<T, float>&& Batch<T, Arch>::size >= 4;
+
+namespace packed_detail
+{
+#if XSIMD_WITH_SSE2
+// Within each 128-bit chunk of a register: pairs_lo(a, b) = a0 b0 a1 b1, pairs_hi(a, b) = a2 b2 a3 b3
+// (floats); halves_lo(a, b) = a0 a1 b0 b1, halves_hi(a, b) = a2 a3 b2 b3 (pairs of floats). One
+// overload per register width, so the transposes below are written once for all three.
+inline __m128 pairs_lo(__m128 a, __m128 b)
+{
+    return _mm_unpacklo_ps(a, b);
+}
+inline __m128 pairs_hi(__m128 a, __m128 b)
+{
+    return _mm_unpackhi_ps(a, b);
+}
+inline __m128 halves_lo(__m128 a, __m128 b)
+{
+    return _mm_castpd_ps(_mm_unpacklo_pd(_mm_castps_pd(a), _mm_castps_pd(b)));
+}
+inline __m128 halves_hi(__m128 a, __m128 b)
+{
+    return _mm_castpd_ps(_mm_unpackhi_pd(_mm_castps_pd(a), _mm_castps_pd(b)));
+}
+#endif
+#if defined(__AVX__)
+inline __m256 pairs_lo(__m256 a, __m256 b)
+{
+    return _mm256_unpacklo_ps(a, b);
+}
+inline __m256 pairs_hi(__m256 a, __m256 b)
+{
+    return _mm256_unpackhi_ps(a, b);
+}
+inline __m256 halves_lo(__m256 a, __m256 b)
+{
+    return _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(b)));
+}
+inline __m256 halves_hi(__m256 a, __m256 b)
+{
+    return _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(b)));
+}
+#endif
+#if defined(__AVX512F__)
+inline __m512 pairs_lo(__m512 a, __m512 b)
+{
+    return _mm512_unpacklo_ps(a, b);
+}
+inline __m512 pairs_hi(__m512 a, __m512 b)
+{
+    return _mm512_unpackhi_ps(a, b);
+}
+inline __m512 halves_lo(__m512 a, __m512 b)
+{
+    return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+inline __m512 halves_hi(__m512 a, __m512 b)
+{
+    return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+#endif
+
+/// r[b] holds particle 4 c + b as x y z w in chunk c: x, y and z of particles 4 c .. 4 c + 3 in
+/// chunk c, that is, in particle order.
+template <class R>
+SIMDVERLET_INLINE void quads_to_coordinates(const R (&r)[4], R& x, R& y, R& z)
+{
+    const R xy01 = pairs_lo(r[0], r[1]), zw01 = pairs_hi(r[0], r[1]);
+    const R xy23 = pairs_lo(r[2], r[3]), zw23 = pairs_hi(r[2], r[3]);
+    x = halves_lo(xy01, xy23), y = halves_hi(xy01, xy23), z = halves_lo(zw01, zw23);
+}
+
+/// The reverse, with w = 0: particle 4 c + b as x y z 0 into chunk c of q[b].
+template <class R>
+SIMDVERLET_INLINE void coordinates_to_quads(const R& x, const R& y, const R& z, const R& zero, R (&q)[4])
+{
+    const R xy_lo = pairs_lo(x, y), xy_hi = pairs_hi(x, y), z0_lo = pairs_lo(z, zero), z0_hi = pairs_hi(z, zero);
+    q[0] = halves_lo(xy_lo, z0_lo), q[1] = halves_hi(xy_lo, z0_lo);
+    q[2] = halves_lo(xy_hi, z0_hi), q[3] = halves_hi(xy_hi, z0_hi);
+}
+} // namespace packed_detail
+
+/// Reads x, y and z of the particles at[0 .. L) from `packed`, which holds particle i's coordinates
+/// at packed[4 i .. 4 i + 3) and is 16-byte aligned: one 16-byte load a lane, where three gathers
+/// read three scattered floats. Every index names a particle (simd::safe_indices). Register r[b]
+/// takes particle at[4 c + b] into its 128-bit chunk c, and a transpose within each chunk leaves
+/// lane 4 c + b of x holding that particle's x.
+template <class T, class Arch>
+SIMDVERLET_INLINE void gather_packed(const T* packed, const std::int32_t* at, Batch<T, Arch>& x, Batch<T, Arch>& y,
+                                     Batch<T, Arch>& z)
+{
+    static_assert(kPackedGather<T, Arch>);
+    constexpr std::size_t L = Batch<T, Arch>::size;
+#if XSIMD_WITH_SSE2
+    using packed_detail::quads_to_coordinates;
+    const auto quad = [&](std::size_t k) { return _mm_load_ps(packed + 4 * std::size_t(at[k])); };
+#    if defined(__AVX512F__)
+    if constexpr (L == 16)
+    {
+        __m512 r[4], rx, ry, rz;
+        for (std::size_t b = 0; b < 4; ++b)
+        {
+            r[b] = _mm512_castps128_ps512(quad(b));
+            r[b] = _mm512_insertf32x4(r[b], quad(4 + b), 1);
+            r[b] = _mm512_insertf32x4(r[b], quad(8 + b), 2);
+            r[b] = _mm512_insertf32x4(r[b], quad(12 + b), 3);
+        }
+        quads_to_coordinates(r, rx, ry, rz);
+        x = rx, y = ry, z = rz;
+        return;
+    }
+#    endif
+#    if defined(__AVX__)
+    if constexpr (L == 8)
+    {
+        __m256 r[4], rx, ry, rz;
+        for (std::size_t b = 0; b < 4; ++b)
+            r[b] = _mm256_insertf128_ps(_mm256_castps128_ps256(quad(b)), quad(4 + b), 1);
+        quads_to_coordinates(r, rx, ry, rz);
+        x = rx, y = ry, z = rz;
+        return;
+    }
+#    endif
+    if constexpr (L == 4)
+    {
+        const __m128 r[4] = {quad(0), quad(1), quad(2), quad(3)};
+        __m128 rx, ry, rz;
+        quads_to_coordinates(r, rx, ry, rz);
+        x = rx, y = ry, z = rz;
+        return;
+    }
+#endif
+    // Any other width: lane by lane, the same values.
+    alignas(kAlignment) T lanes[3][L];
+    for (std::size_t k = 0; k < L; ++k)
+        for (std::size_t axis = 0; axis < 3; ++axis)
+            lanes[axis][k] = packed[4 * std::size_t(at[k]) + axis];
+    x = Batch<T, Arch>::load_aligned(lanes[0]), y = Batch<T, Arch>::load_aligned(lanes[1]),
+    z = Batch<T, Arch>::load_aligned(lanes[2]);
+}
+
+/// Writes L consecutive particles' x, y, z and a zero pad to packed[0 .. 4 L) (64-byte aligned),
+/// the layout gather_packed reads. On AVX-512 the transpose leaves particle 4 c + b in chunk c of
+/// q[b], and four chunk shuffles put the chunks in particle order.
+template <class T, class Arch>
+SIMDVERLET_INLINE void store_packed(T* packed, const Batch<T, Arch>& x, const Batch<T, Arch>& y,
+                                    const Batch<T, Arch>& z)
+{
+    static_assert(kPackedGather<T, Arch>);
+    constexpr std::size_t L = Batch<T, Arch>::size;
+#if defined(__AVX512F__)
+    if constexpr (L == 16)
+    {
+        __m512 q[4];
+        packed_detail::coordinates_to_quads<__m512>(x, y, z, _mm512_setzero_ps(), q);
+        const __m512 q01_lo = _mm512_shuffle_f32x4(q[0], q[1], 0x44), q23_lo = _mm512_shuffle_f32x4(q[2], q[3], 0x44);
+        const __m512 q01_hi = _mm512_shuffle_f32x4(q[0], q[1], 0xEE), q23_hi = _mm512_shuffle_f32x4(q[2], q[3], 0xEE);
+        _mm512_store_ps(packed, _mm512_shuffle_f32x4(q01_lo, q23_lo, 0x88));
+        _mm512_store_ps(packed + 16, _mm512_shuffle_f32x4(q01_lo, q23_lo, 0xDD));
+        _mm512_store_ps(packed + 32, _mm512_shuffle_f32x4(q01_hi, q23_hi, 0x88));
+        _mm512_store_ps(packed + 48, _mm512_shuffle_f32x4(q01_hi, q23_hi, 0xDD));
+        return;
+    }
+#endif
+    alignas(kAlignment) T lanes[3][L];
+    x.store_aligned(lanes[0]), y.store_aligned(lanes[1]), z.store_aligned(lanes[2]);
+    for (std::size_t k = 0; k < L; ++k)
+    {
+        packed[4 * k] = lanes[0][k];
+        packed[4 * k + 1] = lanes[1][k];
+        packed[4 * k + 2] = lanes[2][k];
+        packed[4 * k + 3] = T(0);
+    }
+}
+
 /// `index` with the unused-slot marker -1 replaced by 0, so a gather never reads before the
 /// arrays; the value read there is discarded by the caller. Written as j & ~(j >> 31) (an
 /// arithmetic shift smears the sign bit) because integer max is emulated lane by lane on some

@@ -578,7 +578,7 @@ class World
     /// arrays, which then become the position arrays.
     bool solve_and_integrate(T dt, const StepParams<T>& params, bool read_accumulators)
     {
-        const auto s = m_state.arrays_view();
+        const auto s = solve_view(params.iterations);
         const auto c = m_layers.base().arrays_view();
         const auto extra = m_layers.extra_views();
         const std::span<const ConstraintArrays<T>> layers(extra);
@@ -595,6 +595,27 @@ class World
         });
         m_state.swap_positions_with_previous();
         return finite.load();
+    }
+
+    /// The state as the solve reads it. A simulation with further constraint layers (a mesh cloth)
+    /// reads its neighbours by index, not at a constant offset: there the vector solve reads them
+    /// from a copy of the positions packed x, y, z and a pad per particle, one 16-byte load a
+    /// neighbour where three gathers read three scattered floats. The values are the same, so the
+    /// bits are too. Grids and strands, with one layer, gather only at their edges and pack nothing.
+    StateArrays<T> solve_view(int iterations)
+    {
+        StateArrays<T> s = m_state.arrays_view();
+        if constexpr (simd::kPackedGather<T, xsimd::default_arch>)
+            if (m_vectorized && iterations > 0 && m_layers.count() > 1)
+            {
+                m_packed.resize(4 * s.padded);
+                T* const packed = m_packed.data();
+                for_each_chunk(s.padded, [&](std::size_t begin, std::size_t end) {
+                    kernels::pack_positions<xsimd::default_arch>(s, packed, begin, end);
+                });
+                s.packed = packed;
+            }
+        return s;
     }
 
     void apply_removals()
@@ -645,7 +666,7 @@ class World
     {
         if (iterations == 0)
             return;
-        const auto s = m_state.arrays_view();
+        const auto s = solve_view(iterations);
         const auto c = m_layers.base().arrays_view();
         const auto extra = m_layers.extra_views();
         const std::span<const ConstraintArrays<T>> layers(extra);
@@ -694,6 +715,7 @@ class World
     std::uint64_t m_next_id = 1;
     std::uint64_t m_steps = 0;
     CallProgress<T> m_call;
+    simd::AlignedVector<T> m_packed; ///< the solve's packed positions (solve_view); scratch, not state
     bool m_vectorized = true;
     bool m_fused = true;
     bool m_grid_path = true;

@@ -130,6 +130,9 @@ struct StateArrays
     const T* inv_mass;  ///< nullptr when the state has unit masses
     std::size_t size;   ///< live particles
     std::size_t padded; ///< array length, a whole number of padding blocks
+    /// x, y, z and a pad per particle (16-byte aligned), as the solve's gathers read them; nullptr
+    /// where the solve gathers from x, y and z. Set by the step for its solve only.
+    const T* packed = nullptr;
 };
 
 template <class T>

@@ -116,11 +116,14 @@ simd::IndexBatch<T, Arch> lane_iota()
 
 /// The slot forces of one layer for the lane group starting at particle i (a whole number of
 /// batches from 0, inside the layer), whose slots are the layer's rows from `row` (i - c.first;
-/// layer 0 passes i itself, so its addressing is the plain i of a single layer). The grid fast path: when every lane's neighbour in a slot sits at one offset d from the
-/// lane (j = i + lane + d, as for every slot of a cloth) or names no neighbour, the neighbours'
-/// positions are one contiguous load at i + d instead of a gather. The values loaded are the same,
-/// so the result is bit-identical; `contiguous` = false forces gathers everywhere.
-template <class Arch, class T>
+/// layer 0 passes i itself, so its addressing is the plain i of a single layer). The grid fast
+/// path: when every lane's neighbour in a slot sits at one offset d from the lane (j = i + lane +
+/// d, as for every slot of a cloth) or names no neighbour, the neighbours' positions are one
+/// contiguous load at i + d instead of a gather. Otherwise a `Layered` solve given packed
+/// positions (s.packed) reads them from there, one load a lane, and any other gathers. The values
+/// loaded are the same, so the result is bit-identical; `contiguous` = false forces the scattered
+/// reads everywhere. The single-layer sweep compiles without the packed reads.
+template <bool Layered, class Arch, class T>
 SIMDVERLET_INLINE void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i,
                                           std::size_t row, bool contiguous, const simd::IndexBatch<T, Arch>& iota,
                                           SlotForce<simd::Batch<T, Arch>> (&f)[kSlots])
@@ -161,12 +164,35 @@ SIMDVERLET_INLINE void slot_forces_vector(const StateArrays<T>& s, const Constra
         else
         {
             const IB safe = simd::safe_indices<T, Arch>(idx);
-            xj = simd::gather<T, Arch>(s.x, safe);
-            yj = simd::gather<T, Arch>(s.y, safe);
-            zj = simd::gather<T, Arch>(s.z, safe);
+            if constexpr (Layered && simd::kPackedGather<T, Arch>)
+                if (s.packed)
+                {
+                    // Through memory: lane extracts from a register cost two shuffles each, and
+                    // reading the neighbour array again compiles to just those.
+                    alignas(simd::kAlignment) I at[L];
+                    safe.store_aligned(at);
+                    simd::gather_packed<T, Arch>(s.packed, at, xj, yj, zj);
+                }
+            if (!(Layered && simd::kPackedGather<T, Arch>) || !s.packed)
+            {
+                xj = simd::gather<T, Arch>(s.x, safe);
+                yj = simd::gather<T, Arch>(s.y, safe);
+                zj = simd::gather<T, Arch>(s.z, safe);
+            }
         }
         f[k] = slot_force(B(xj - xi), B(yj - yi), B(zj - zi), simd::load<T, Arch>(c.rest[k] + row), stiffness, live);
     }
+}
+
+/// Writes particles [begin, end)'s x, y, z and a zero pad to packed[4 i ...], the layout
+/// simd::gather_packed reads. Whole batches: begin and end are whole padding blocks.
+template <class Arch, class T>
+void pack_positions(const StateArrays<T>& s, T* packed, std::size_t begin, std::size_t end)
+{
+    using B = simd::Batch<T, Arch>;
+    for (std::size_t i = begin; i < end; i += B::size)
+        simd::store_packed<T, Arch>(packed + 4 * i, simd::load<T, Arch>(s.x + i), simd::load<T, Arch>(s.y + i),
+                                    simd::load<T, Arch>(s.z + i));
 }
 
 /// How far ahead, in rows, the layered solve prefetches each layer's slot arrays. A mesh cloth's
@@ -201,14 +227,14 @@ solve_sum_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::spa
     SlotForce<simd::Batch<T, Arch>> f[kSlots];
     if constexpr (Layered)
         prefetch_slots(c, i);
-    slot_forces_vector<Arch>(s, c, i, i, contiguous, iota, f);
+    slot_forces_vector<Layered, Arch>(s, c, i, i, contiguous, iota, f);
     auto sum = slot_sum(f);
     if constexpr (Layered)
         for (const auto& layer : extra)
             if (layer.covers(i))
             {
                 prefetch_slots(layer, i - layer.first);
-                slot_forces_vector<Arch>(s, layer, i, i - layer.first, contiguous, iota, f);
+                slot_forces_vector<Layered, Arch>(s, layer, i, i - layer.first, contiguous, iota, f);
                 add_layer_sum(sum, f);
             }
     return sum;
