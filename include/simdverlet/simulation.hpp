@@ -584,29 +584,44 @@ class World
         const std::span<const ConstraintArrays<T>> layers(extra);
         const auto p = integrate_params(dt, params);
         std::atomic<bool> finite{true};
+        std::atomic<std::size_t> scattered{0};
         for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
-            const bool ok = m_vectorized ? kernels::sweep_vector<xsimd::default_arch>(s, c, layers, p, begin, end,
-                                                                                      params.iterations,
-                                                                                      read_accumulators, m_grid_path)
-                                         : kernels::sweep_scalar(s, c, layers, p, begin, end, params.iterations,
-                                                                 read_accumulators);
+            std::size_t chunk_scattered = 0;
+            const bool ok = m_vectorized
+                                ? kernels::sweep_vector<xsimd::default_arch>(s, c, layers, p, begin, end,
+                                                                             params.iterations, read_accumulators,
+                                                                             m_grid_path, &chunk_scattered)
+                                : kernels::sweep_scalar(s, c, layers, p, begin, end, params.iterations,
+                                                        read_accumulators);
+            scattered.fetch_add(chunk_scattered, std::memory_order_relaxed);
             if (!ok)
                 finite.store(false, std::memory_order_relaxed);
         });
+        note_scattered_slots(scattered.load(), s.size, params.iterations);
         m_state.swap_positions_with_previous();
         return finite.load();
     }
 
-    /// The state as the solve reads it. A simulation with further constraint layers (a mesh cloth)
-    /// reads its neighbours by index, not at a constant offset: there the vector solve reads them
-    /// from a copy of the positions packed x, y, z and a pad per particle, one 16-byte load a
-    /// neighbour where three gathers read three scattered floats. The values are the same, so the
-    /// bits are too. Grids and strands, with one layer, gather only at their edges and pack nothing.
+    /// Whether the next solve reads scattered neighbours from packed positions: a quarter or more
+    /// of this solve's lane groups, on average, read a slot's neighbours scattered (a mesh cloth's
+    /// layers, a grid after `reorder`, a net wired by `connect`). A grid or a strand, whose
+    /// neighbours lie at constant offsets, packs nothing. Only the speed depends on it.
+    void note_scattered_slots(std::size_t scattered, std::size_t particles, int iterations)
+    {
+        if (m_vectorized && iterations > 0)
+            m_pack_positions = 4 * scattered * simd::kLanes<T, xsimd::default_arch> >= particles;
+    }
+
+    /// The state as the solve reads it. Where the neighbours are scattered (note_scattered_slots; a
+    /// simulation with further constraint layers, a mesh cloth, from its first solve) the vector
+    /// solve reads them from a copy of the positions packed x, y, z and a pad per particle: one
+    /// 16-byte load a neighbour where three gathers read three scattered floats. The values are the
+    /// same, so the bits are too.
     StateArrays<T> solve_view(int iterations)
     {
         StateArrays<T> s = m_state.arrays_view();
         if constexpr (simd::kPackedGather<T, xsimd::default_arch>)
-            if (m_vectorized && iterations > 0 && m_layers.count() > 1)
+            if (m_vectorized && iterations > 0 && (m_pack_positions || m_layers.count() > 1))
             {
                 m_packed.resize(4 * s.padded);
                 T* const packed = m_packed.data();
@@ -670,12 +685,16 @@ class World
         const auto c = m_layers.base().arrays_view();
         const auto extra = m_layers.extra_views();
         const std::span<const ConstraintArrays<T>> layers(extra);
+        std::atomic<std::size_t> scattered{0};
         for_each_chunk(s.size, [&](std::size_t begin, std::size_t end) {
             if (m_vectorized)
-                kernels::accumulate_vector<xsimd::default_arch>(s, c, layers, begin, end, iterations, m_grid_path);
+                scattered.fetch_add(
+                    kernels::accumulate_vector<xsimd::default_arch>(s, c, layers, begin, end, iterations, m_grid_path),
+                    std::memory_order_relaxed);
             else
                 kernels::accumulate_scalar(s, c, layers, begin, end, iterations);
         });
+        note_scattered_slots(scattered.load(), s.size, iterations);
     }
 
     bool integrate(T dt, const StepParams<T>& params)
@@ -716,6 +735,7 @@ class World
     std::uint64_t m_steps = 0;
     CallProgress<T> m_call;
     simd::AlignedVector<T> m_packed; ///< the solve's packed positions (solve_view); scratch, not state
+    bool m_pack_positions = false;   ///< the last solve read scattered neighbours (note_scattered_slots)
     bool m_vectorized = true;
     bool m_fused = true;
     bool m_grid_path = true;

@@ -119,14 +119,14 @@ simd::IndexBatch<T, Arch> lane_iota()
 /// layer 0 passes i itself, so its addressing is the plain i of a single layer). The grid fast
 /// path: when every lane's neighbour in a slot sits at one offset d from the lane (j = i + lane +
 /// d, as for every slot of a cloth) or names no neighbour, the neighbours' positions are one
-/// contiguous load at i + d instead of a gather. Otherwise a `Layered` solve given packed
-/// positions (s.packed) reads them from there, one load a lane, and any other gathers. The values
-/// loaded are the same, so the result is bit-identical; `contiguous` = false forces the scattered
-/// reads everywhere. The single-layer sweep compiles without the packed reads.
-template <bool Layered, class Arch, class T>
+/// contiguous load at i + d instead of a gather. Otherwise, given packed positions (s.packed), they
+/// are one load a lane from there, else gathers; `scattered` counts these slots. The values loaded
+/// are the same, so the result is bit-identical; `contiguous` = false forces the scattered reads
+/// everywhere.
+template <class Arch, class T>
 SIMDVERLET_INLINE void slot_forces_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::size_t i,
                                           std::size_t row, bool contiguous, const simd::IndexBatch<T, Arch>& iota,
-                                          SlotForce<simd::Batch<T, Arch>> (&f)[kSlots])
+                                          SlotForce<simd::Batch<T, Arch>> (&f)[kSlots], std::size_t& scattered)
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -163,8 +163,9 @@ SIMDVERLET_INLINE void slot_forces_vector(const StateArrays<T>& s, const Constra
         }
         else
         {
+            ++scattered;
             const IB safe = simd::safe_indices<T, Arch>(idx);
-            if constexpr (Layered && simd::kPackedGather<T, Arch>)
+            if constexpr (simd::kPackedGather<T, Arch>)
                 if (s.packed)
                 {
                     // Through memory: lane extracts from a register cost two shuffles each, and
@@ -173,7 +174,7 @@ SIMDVERLET_INLINE void slot_forces_vector(const StateArrays<T>& s, const Constra
                     safe.store_aligned(at);
                     simd::gather_packed<T, Arch>(s.packed, at, xj, yj, zj);
                 }
-            if (!(Layered && simd::kPackedGather<T, Arch>) || !s.packed)
+            if (!simd::kPackedGather<T, Arch> || !s.packed)
             {
                 xj = simd::gather<T, Arch>(s.x, safe);
                 yj = simd::gather<T, Arch>(s.y, safe);
@@ -222,19 +223,19 @@ SIMDVERLET_INLINE void prefetch_slots(const ConstraintArrays<T>& c, std::size_t 
 template <bool Layered, class Arch, class T>
 SIMDVERLET_INLINE SlotForce<simd::Batch<T, Arch>>
 solve_sum_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
-                 std::size_t i, bool contiguous, const simd::IndexBatch<T, Arch>& iota)
+                 std::size_t i, bool contiguous, const simd::IndexBatch<T, Arch>& iota, std::size_t& scattered)
 {
     SlotForce<simd::Batch<T, Arch>> f[kSlots];
     if constexpr (Layered)
         prefetch_slots(c, i);
-    slot_forces_vector<Layered, Arch>(s, c, i, i, contiguous, iota, f);
+    slot_forces_vector<Arch>(s, c, i, i, contiguous, iota, f, scattered);
     auto sum = slot_sum(f);
     if constexpr (Layered)
         for (const auto& layer : extra)
             if (layer.covers(i))
             {
                 prefetch_slots(layer, i - layer.first);
-                slot_forces_vector<Layered, Arch>(s, layer, i, i - layer.first, contiguous, iota, f);
+                slot_forces_vector<Arch>(s, layer, i, i - layer.first, contiguous, iota, f, scattered);
                 add_layer_sum(sum, f);
             }
     return sum;
@@ -242,39 +243,42 @@ solve_sum_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::spa
 
 /// accumulate_vector for a simulation with (`Layered`) or without further constraint layers.
 template <bool Layered, class Arch, class T>
-void accumulate_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
-                      std::size_t begin, std::size_t end, int iterations, bool contiguous)
+std::size_t accumulate_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c,
+                             std::span<const ConstraintArrays<T>> extra, std::size_t begin, std::size_t end,
+                             int iterations, bool contiguous)
 {
+    std::size_t scattered = 0;
     using B = simd::Batch<T, Arch>;
     constexpr std::size_t L = B::size;
     const auto iota = lane_iota<T, Arch>();
     const auto n = B(T(iterations));
     for (std::size_t i = begin; i < end; i += L)
     {
-        const auto sum = solve_sum_vector<Layered, Arch>(s, c, extra, i, contiguous, iota);
+        const auto sum = solve_sum_vector<Layered, Arch>(s, c, extra, i, contiguous, iota, scattered);
         B a[3] = {simd::load<T, Arch>(s.ax + i), simd::load<T, Arch>(s.ay + i), simd::load<T, Arch>(s.az + i)};
         add_solve(a, sum, n);
         simd::store<T, Arch>(s.ax + i, a[0]);
         simd::store<T, Arch>(s.ay + i, a[1]);
         simd::store<T, Arch>(s.az + i, a[2]);
     }
+    return scattered;
 }
 
 /// Adds `iterations` passes of spring forces into ax/ay/az for particles [begin, end), vector twin.
 /// Each slot's force is computed once and the passes are added as one multiple (add_solve): literal
 /// passes over unchanged positions (accumulate_reference_passes) to rounding, at a fraction of the
-/// gathers, square roots and additions.
+/// gathers, square roots and additions. Returns the slots (of a lane group) whose neighbours were
+/// read scattered, not as one contiguous run.
 template <class Arch, class T>
-void accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c,
-                       std::span<const ConstraintArrays<T>> extra, std::size_t begin, std::size_t end, int iterations,
-                       bool contiguous = true)
+std::size_t accumulate_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c,
+                              std::span<const ConstraintArrays<T>> extra, std::size_t begin, std::size_t end,
+                              int iterations, bool contiguous = true)
 {
     if (iterations == 0)
-        return;
+        return 0;
     if (extra.empty())
-        accumulate_lanes<false, Arch>(s, c, extra, begin, end, iterations, contiguous);
-    else
-        accumulate_lanes<true, Arch>(s, c, extra, begin, end, iterations, contiguous);
+        return accumulate_lanes<false, Arch>(s, c, extra, begin, end, iterations, contiguous);
+    return accumulate_lanes<true, Arch>(s, c, extra, begin, end, iterations, contiguous);
 }
 
 /// One layer's slot forces of particle i (inside the layer), scalar twin of slot_forces_vector.
@@ -433,7 +437,7 @@ bool integrate_scalar(const StateArrays<T>& s, const IntegrateParams<T>& p, std:
 template <bool Layered, class Arch, class T>
 bool sweep_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
                  const IntegrateParams<T>& p, std::size_t begin, std::size_t end, int iterations,
-                 bool read_accumulators, bool contiguous)
+                 bool read_accumulators, bool contiguous, std::size_t& scattered)
 {
     using B = simd::Batch<T, Arch>;
     using M = simd::Mask<T, Arch>;
@@ -450,7 +454,7 @@ bool sweep_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::spa
     {
         SlotForce<B> sum{};
         if (iterations > 0)
-            sum = solve_sum_vector<Layered, Arch>(s, c, extra, i, contiguous, iota);
+            sum = solve_sum_vector<Layered, Arch>(s, c, extra, i, contiguous, iota, scattered);
         B a[3] = {zero, zero, zero};
         if (read_accumulators)
             for (int axis = 0; axis < 3; ++axis)
@@ -478,15 +482,21 @@ bool sweep_lanes(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::spa
 /// every neighbour read in the sweep sees the old positions, as literal passes do; the caller swaps
 /// the two arrays afterwards. Per particle this is the operation sequence of the unfused
 /// accumulate + integrate, so the result is bit-identical to it. Returns false when any new
-/// coordinate is not finite.
+/// coordinate is not finite; adds to `*scattered` (when given) the slots whose neighbours were read
+/// scattered (accumulate_vector).
 template <class Arch, class T>
 bool sweep_vector(const StateArrays<T>& s, const ConstraintArrays<T>& c, std::span<const ConstraintArrays<T>> extra,
                   const IntegrateParams<T>& p, std::size_t begin, std::size_t end, int iterations,
-                  bool read_accumulators, bool contiguous = true)
+                  bool read_accumulators, bool contiguous = true, std::size_t* scattered = nullptr)
 {
-    if (extra.empty())
-        return sweep_lanes<false, Arch>(s, c, extra, p, begin, end, iterations, read_accumulators, contiguous);
-    return sweep_lanes<true, Arch>(s, c, extra, p, begin, end, iterations, read_accumulators, contiguous);
+    std::size_t count = 0;
+    const bool finite = extra.empty() ? sweep_lanes<false, Arch>(s, c, extra, p, begin, end, iterations,
+                                                                 read_accumulators, contiguous, count)
+                                      : sweep_lanes<true, Arch>(s, c, extra, p, begin, end, iterations,
+                                                                read_accumulators, contiguous, count);
+    if (scattered)
+        *scattered += count;
+    return finite;
 }
 
 /// Scalar twin of sweep_vector.
