@@ -247,7 +247,7 @@ Batch<T, Arch> gather(const T* src, const IndexBatch<T, Arch>& index)
 /// Whether a solve reads neighbours through gather_packed on Arch: float on x86 (SSE2, AVX and
 /// AVX-512 have a shuffle form). Elsewhere, and for double, it gathers from the coordinate arrays.
 template <class T, class Arch>
-inline constexpr bool kPackedGather = XSIMD_WITH_SSE2&& std::is_same_v<T, float>&& Batch<T, Arch>::size >= 4;
+inline constexpr bool kPackedGather = (XSIMD_WITH_SSE2 != 0) && std::is_same_v<T, float> && (Batch<T, Arch>::size >= 4);
 
 namespace packed_detail
 {
