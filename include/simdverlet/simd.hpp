@@ -388,15 +388,16 @@ SIMDVERLET_INLINE void gather_packed(const T* packed, const std::int32_t* at, Ba
     z = Batch<T, Arch>::load_aligned(lanes[2]);
 }
 
-/// Writes L consecutive particles' x, y, z and a zero pad to packed[0 .. 4 L) (64-byte aligned),
-/// the layout gather_packed reads. On AVX-512 the transpose leaves particle 4 c + b in chunk c of
-/// q[b], and four chunk shuffles put the chunks in particle order.
+/// Writes L consecutive particles' x, y, z and a zero pad to packed[0 .. 4 L) (aligned to the
+/// register), the layout gather_packed reads: the transpose within each 128-bit chunk leaves particle
+/// 4 c + b in chunk c of q[b], and on AVX and AVX-512 chunk shuffles put the chunks in particle order.
 template <class T, class Arch>
 SIMDVERLET_INLINE void store_packed(T* packed, const Batch<T, Arch>& x, const Batch<T, Arch>& y,
                                     const Batch<T, Arch>& z)
 {
     static_assert(kPackedGather<T, Arch>);
     constexpr std::size_t L = Batch<T, Arch>::size;
+    static_assert(L == 4 || L == 8 || L == 16, "store_packed: a register of 4, 8 or 16 floats");
 #if defined(__AVX512F__)
     if constexpr (L == 16)
     {
@@ -411,15 +412,29 @@ SIMDVERLET_INLINE void store_packed(T* packed, const Batch<T, Arch>& x, const Ba
         return;
     }
 #endif
-    alignas(kAlignment) T lanes[3][L];
-    x.store_aligned(lanes[0]), y.store_aligned(lanes[1]), z.store_aligned(lanes[2]);
-    for (std::size_t k = 0; k < L; ++k)
+#if defined(__AVX__)
+    if constexpr (L == 8)
     {
-        packed[4 * k] = lanes[0][k];
-        packed[4 * k + 1] = lanes[1][k];
-        packed[4 * k + 2] = lanes[2][k];
-        packed[4 * k + 3] = T(0);
+        // Particle 4 c + b is in chunk c of q[b]: pairs of low chunks, then of high ones.
+        __m256 q[4];
+        packed_detail::coordinates_to_quads<__m256>(x, y, z, _mm256_setzero_ps(), q);
+        _mm256_store_ps(packed, _mm256_permute2f128_ps(q[0], q[1], 0x20));
+        _mm256_store_ps(packed + 8, _mm256_permute2f128_ps(q[2], q[3], 0x20));
+        _mm256_store_ps(packed + 16, _mm256_permute2f128_ps(q[0], q[1], 0x31));
+        _mm256_store_ps(packed + 24, _mm256_permute2f128_ps(q[2], q[3], 0x31));
+        return;
     }
+#endif
+#if XSIMD_WITH_SSE2
+    if constexpr (L == 4)
+    {
+        __m128 q[4];
+        packed_detail::coordinates_to_quads<__m128>(x, y, z, _mm_setzero_ps(), q);
+        for (std::size_t b = 0; b < 4; ++b)
+            _mm_store_ps(packed + 4 * b, q[b]);
+        return;
+    }
+#endif
 }
 
 /// `index` with the unused-slot marker -1 replaced by 0, so a gather never reads before the
