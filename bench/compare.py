@@ -1,23 +1,13 @@
 #!/usr/bin/env python3
 """Tables the rounds bench/compare_commits.sh ran: per benchmark, the median real time of the base
 and of this tree over the rounds, their ratio, and the same for every rate counter (/s)."""
-import json
 import statistics
 import sys
 
+from rounds import load_rounds
+
 work, rounds = sys.argv[1], int(sys.argv[2])
-
-
-def load(side):
-    runs = {}
-    for r in range(1, rounds + 1):
-        for b in json.load(open(f"{work}/{side}_{r}.json"))["benchmarks"]:
-            if b.get("run_type", "iteration") == "iteration":
-                runs.setdefault(b["name"], []).append(b)
-    return runs
-
-
-base, this = load("base"), load("this")
+base, this = load_rounds(work, "base", rounds), load_rounds(work, "this", rounds)
 print("| benchmark | base time | this time | base / this | counter | base | this | this / base |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 for name, runs in this.items():

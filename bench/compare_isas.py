@@ -2,20 +2,12 @@
 """Tables the rounds bench/compare_isas.sh ran: per benchmark, each instruction set's median real
 time and first rate counter (slot-forces/s where there is one) over the rounds and, given a
 reference benchmark, that counter as a fraction of the reference's in the same build."""
-import json
 import statistics
 import sys
 
+from rounds import load_rounds
+
 work, rounds, reference, marches = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-
-
-def load(march):
-    runs = {}
-    for r in range(1, rounds + 1):
-        for b in json.load(open(f"{work}/{march}_{r}.json"))["benchmarks"]:
-            if b.get("run_type", "iteration") == "iteration":
-                runs.setdefault(b["name"], []).append(b)
-    return runs
 
 
 def rate_name(run):
@@ -28,7 +20,7 @@ def median_rate(runs):
     return (name, statistics.median(r[name] for r in runs)) if name else ("", 0.0)
 
 
-results = {m: load(m) for m in marches}
+results = {m: load_rounds(work, m, rounds) for m in marches}
 header = ["benchmark", "counter"]
 for m in marches:
     header += [f"{m} time", f"{m} rate"] + ([f"{m} ÷ reference"] if reference else [])
