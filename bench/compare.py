@@ -4,7 +4,7 @@ and of this tree over the rounds, their ratio, and the same for every rate count
 import statistics
 import sys
 
-from rounds import load_rounds
+from rounds import load_rounds, rate_name
 
 work, rounds = sys.argv[1], int(sys.argv[2])
 base, this = load_rounds(work, "base", rounds), load_rounds(work, "this", rounds)
@@ -16,8 +16,7 @@ for name, runs in this.items():
         continue
     bt = statistics.median(r["real_time"] for r in base[name])
     tt = statistics.median(r["real_time"] for r in runs)
-    rates = [k for k, v in runs[0].items() if k.endswith("/s") and isinstance(v, (int, float))]
-    first = "slot-forces/s" if "slot-forces/s" in rates else (rates[0] if rates else "")
+    first = rate_name(runs[0])
     bc = statistics.median(r[first] for r in base[name]) if first else 0
     tc = statistics.median(r[first] for r in runs) if first else 0
     counter = f"{first} | {bc:.4g} | {tc:.4g} | {tc / bc:.3f}" if first else " | | | "

@@ -5,19 +5,14 @@ reference benchmark, that counter as a fraction of the reference's in the same b
 import statistics
 import sys
 
-from rounds import load_rounds
+from rounds import load_rounds, rate_name
 
 work, rounds, reference, marches = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 
 
-def rate_name(run):
-    rates = [k for k, v in run.items() if k.endswith("/s") and isinstance(v, (int, float))]
-    return "slot-forces/s" if "slot-forces/s" in rates else (rates[0] if rates else "")
-
-
 def median_rate(runs):
     name = rate_name(runs[0])
-    return (name, statistics.median(r[name] for r in runs)) if name else ("", 0.0)
+    return statistics.median(r[name] for r in runs) if name else 0.0
 
 
 results = {m: load_rounds(work, m, rounds) for m in marches}
@@ -35,10 +30,10 @@ for name, runs in results[marches[0]].items():
             row += ["", ""] + ([""] if reference else [])
             continue
         t = statistics.median(r["real_time"] for r in mine)
-        _, rate = median_rate(mine)
+        rate = median_rate(mine)
         row += [f"{t:.4g} {mine[0]['time_unit']}", f"{rate:.4g}" if counter else ""]
         if reference:
             ref = results[m].get(reference)
-            ref_rate = median_rate(ref)[1] if ref else 0.0
+            ref_rate = median_rate(ref) if ref else 0.0
             row.append(f"{rate / ref_rate:.3f}" if counter and ref_rate else "")
     print("| " + " | ".join(row) + " |")

@@ -10,3 +10,10 @@ def load_rounds(work, side, rounds):
             if b.get("run_type", "iteration") == "iteration":
                 runs.setdefault(b["name"], []).append(b)
     return runs
+
+
+def rate_name(run):
+    """The rate counter (a name ending in /s) a table shows for `run`: slot-forces/s where it has
+    one, else its first; "" where it has none."""
+    rates = [k for k, v in run.items() if k.endswith("/s") and isinstance(v, (int, float))]
+    return "slot-forces/s" if "slot-forces/s" in rates else (rates[0] if rates else "")
