@@ -325,13 +325,60 @@ inline ChainShape batch_shape(const std::int32_t* nodes, std::size_t length, std
     return runs ? ChainShape::runs : rows ? ChainShape::rows : ChainShape::scattered;
 }
 
+/// The region, of `regions` equal parts of particles [0, particles), that a chain starting at
+/// `first` lies in (build_chains).
+inline std::size_t chain_region(std::int32_t first, std::size_t particles, std::size_t regions) noexcept
+{
+    return std::size_t(first) * regions / particles;
+}
+
+/// Adds batches of `lanes` chains to `family`, the chains chosen[first, last) in that order
+/// (longest first): their particles offset by `begin`, their springs' rest lengths from `rest`.
+template <class T, class Rest>
+void add_chain_batches(ChainFamily<T>& family, const std::vector<std::vector<std::int32_t>>& chains,
+                       const std::vector<std::size_t>& chosen, std::size_t first, std::size_t last, std::size_t lanes,
+                       std::size_t begin, const Rest& rest)
+{
+    for (std::size_t k = first; k < last; k += lanes)
+    {
+        const std::size_t length = chains[chosen[k]].size(); // the batch's longest: sorted
+        family.offset.push_back(family.nodes.size());
+        family.length.push_back(std::int32_t(length));
+        family.nodes.resize(family.nodes.size() + length * lanes, -1);
+        family.rest.resize(family.nodes.size(), T(0));
+        const std::size_t at = family.offset.back();
+        for (std::size_t l = 0; l < lanes && k + l < last; ++l)
+        {
+            const auto& chain = chains[chosen[k + l]];
+            for (std::size_t t = 0; t < chain.size(); ++t)
+            {
+                family.nodes[at + t * lanes + l] = std::int32_t(begin) + chain[t];
+                if (t > 0)
+                    family.rest[at + t * lanes + l] = rest(chain[t - 1], chain[t]);
+            }
+            family.springs += chain.size() - 1;
+        }
+        family.shape.push_back(batch_shape(family.nodes.data() + at, length, lanes));
+    }
+}
+
 /// Cuts the springs over particles [begin, end) (each pair once, a < b, both in the range) into
 /// families of particle-disjoint chains, `lanes` chains to a batch: the longest chains are placed
 /// first, each in the first family none of whose chains shares a particle with it. `layout` holds
 /// the particles' layout pose from `begin` on (as far as it reaches; see pair_straightness).
+///
+/// A family's batches run in `regions` (>= 1) equal parts of the particle numbering, longest first
+/// within each: give it the executor's thread count. An executor deals a family's batches to its
+/// threads in contiguous ranges. Sorted by length alone (one region), a mesh family's long chains
+/// would all go to the first thread and the short ones to the next, each from all over the cloth:
+/// unequal work, and both threads writing the same cache lines. A region per thread gives each its
+/// own part of the cloth with its share of long and short chains. One region wastes fewest lanes: a
+/// region fills its batches from fewer chains, so more lanes idle past the end of a shorter chain.
+/// The chains do not depend on it, and a chain's solve does not depend on its batch, so neither do
+/// the bits.
 template <class T>
 SpringChains<T> build_chains(const std::vector<ChainSpring<T>>& springs, std::size_t begin, std::size_t end,
-                             std::size_t lanes, std::span<const Vec3<T>> layout)
+                             std::size_t lanes, std::span<const Vec3<T>> layout, std::size_t regions = 1)
 {
     SpringChains<T> out;
     out.lanes = lanes;
@@ -370,32 +417,32 @@ SpringChains<T> build_chains(const std::vector<ChainSpring<T>>& springs, std::si
         const auto at = std::lower_bound(row, g.neighbour.begin() + std::ptrdiff_t(g.first[std::size_t(u) + 1]), v);
         return springs[std::size_t(g.spring[std::size_t(at - g.neighbour.begin())])].rest;
     };
-    for (const auto& chosen : members)
+    for (auto& chosen : members)
     {
         ChainFamily<T>& family = out.families.emplace_back();
         family.chains = chosen.size();
-        for (std::size_t k = 0; k < chosen.size(); k += lanes)
+        const bool uniform = std::all_of(chosen.begin(), chosen.end(), [&](std::size_t c) {
+            return chains[c].size() == chains[chosen.front()].size();
+        });
+        // Chains of one length (a grid's rows or columns) fill every lane in any order, and too
+        // few chains to fill a batch in each region are better placed by length alone.
+        const bool one_region = uniform || chosen.size() < regions * lanes;
+        const std::size_t particles = end - begin;
+        const auto region = [&](std::size_t c) {
+            return one_region ? 0 : chain_region(chains[c].front(), particles, regions);
+        };
+        std::stable_sort(chosen.begin(), chosen.end(),
+                         [&](std::size_t p, std::size_t q) { return region(p) < region(q); });
+        for (std::size_t first = 0; first < chosen.size();)
         {
-            const std::size_t length = chains[chosen[k]].size(); // the batch's longest: sorted
-            family.offset.push_back(family.nodes.size());
-            family.length.push_back(std::int32_t(length));
-            family.nodes.resize(family.nodes.size() + length * lanes, -1);
-            family.rest.resize(family.nodes.size(), T(0));
-            const std::size_t at = family.offset.back();
-            for (std::size_t l = 0; l < lanes && k + l < chosen.size(); ++l)
-            {
-                const auto& chain = chains[chosen[k + l]];
-                for (std::size_t t = 0; t < chain.size(); ++t)
-                {
-                    family.nodes[at + t * lanes + l] = std::int32_t(begin) + chain[t];
-                    if (t > 0)
-                        family.rest[at + t * lanes + l] = rest_between(chain[t - 1], chain[t]);
-                }
-                family.springs += chain.size() - 1;
-            }
-            family.shape.push_back(batch_shape(family.nodes.data() + at, length, lanes));
-            out.longest = std::max(out.longest, length);
+            std::size_t last = first;
+            while (last < chosen.size() && region(chosen[last]) == region(chosen[first]))
+                ++last;
+            add_chain_batches(family, chains, chosen, first, last, lanes, begin, rest_between);
+            first = last;
         }
+        for (const std::size_t c : chosen)
+            out.longest = std::max(out.longest, chains[c].size());
         family.offset.push_back(family.nodes.size());
     }
     return out;

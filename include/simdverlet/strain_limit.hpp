@@ -90,6 +90,7 @@ struct StrainLimitData
     bool chains_valid = false;
     std::uint64_t chains_stamp = 0;
     std::size_t chains_begin = 0, chains_end = 0;
+    std::size_t chains_regions = 1; ///< the executor's threads when the chains were built
     // One pass's new positions, from the first particle's padding block on (so lane groups store
     // them aligned).
     simd::AlignedVector<T> next_x, next_y, next_z;
@@ -370,17 +371,19 @@ void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state
     if (d.scheme.chains)
     {
         const std::uint64_t stamp = world.constraint_layers().edit_stamp();
+        const std::size_t regions = world.executor() ? std::size_t(std::max(1, world.executor()->threads())) : 1;
         if (!d.chains_valid || d.chains_begin != bounds.first || d.chains_end != bounds.second ||
-            d.chains_stamp != stamp)
+            d.chains_stamp != stamp || d.chains_regions != regions)
         {
             const std::span<const Vec3<T>> layout(d.layout);
             d.chains = build_chains(limited_springs(world, bounds.first, bounds.second, d.cloth ? &*d.cloth : nullptr),
                                     bounds.first, bounds.second, simd::kLanes<T>,
-                                    layout.subspan(std::min(bounds.first, layout.size())));
+                                    layout.subspan(std::min(bounds.first, layout.size())), regions);
             d.chains_valid = true;
             d.chains_stamp = stamp;
             d.chains_begin = bounds.first;
             d.chains_end = bounds.second;
+            d.chains_regions = regions;
         }
         for (int pass = 1; pass < d.passes; ++pass)
             limit_chains<false>(d, world, s);
