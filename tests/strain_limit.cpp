@@ -398,14 +398,17 @@ TEST_CASE("on a mesh each thread's share of a family's chain batches carries lik
                     if (family.nodes[k] >= 0)
                         writers[family.nodes[k] / 16].insert(share);
             }
+            // A contiguous split cannot balance finer than a batch: allow the longest one over.
             const double total = std::accumulate(steps.begin(), steps.end(), 0.0);
-            const double largest = *std::max_element(steps.begin(), steps.end()) / total * threads;
+            const double longest = *std::max_element(family.length.begin(), family.length.end());
+            const double largest = (*std::max_element(steps.begin(), steps.end()) - longest) / total * threads;
             const auto shared = std::count_if(writers.begin(), writers.end(),
                                               [](const auto& w) { return w.second.size() > 1; });
             const double shared_fraction = double(shared) / double(writers.size());
-            INFO(threads << " threads, family of " << family.chains << " chains: largest share " << largest
-                         << " of an even one, " << shared_fraction << " of the lines written by two or more");
-            CHECK(largest < 1.3);
+            INFO(threads << " threads, family of " << family.chains
+                         << " chains: largest share, less its longest batch, " << largest << " of an even one, "
+                         << shared_fraction << " of the lines written by two or more");
+            CHECK(largest < 1.15);
             CHECK(shared_fraction < 0.1 * threads); // the chains crossing a share's ends
         }
         CHECK(checked >= 3);
