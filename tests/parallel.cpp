@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "catch.hpp"
+#include "same_bits.hpp"
 #include "support.hpp"
 
 #if SIMDVERLET_HAVE_OPENMP
@@ -55,25 +56,6 @@ bool same_accumulators(const Simulation<T>& a, const Simulation<T>& b)
     const auto& t = b.state();
     return eq(s.ax(), t.ax()) && eq(s.ay(), t.ay()) && eq(s.az(), t.az());
 }
-
-/// Runs the jobs serially in reverse order, and counts its calls and their jobs: a chunk that
-/// depended on another having run first would see it not yet run.
-class ReversedExecutor final : public Executor
-{
-  public:
-    void run(std::size_t count, const std::function<void(std::size_t)>& fn) override
-    {
-        ++calls;
-        most = std::max(most, count);
-        for (std::size_t k = count; k-- > 0;)
-            fn(k);
-    }
-    int threads() const override { return m_threads; }
-    explicit ReversedExecutor(int threads = 1) : m_threads(threads) {}
-    int m_threads;
-    std::size_t calls = 0;
-    std::size_t most = 0; ///< jobs in the largest call: the chunk count of a full sweep
-};
 
 template <class T, class Configure>
 Simulation<T> run(Configure configure, int frames = 120)

@@ -2,7 +2,9 @@
 // executor and grain gives the same bits.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -31,6 +33,26 @@ inline constexpr bool kSanitized = false;
 #else
 inline constexpr bool kSanitized = false;
 #endif
+
+/// Runs the jobs serially in reverse order, and counts its calls and their jobs: a chunk that
+/// depended on another having run first would see it not yet run. It reports `threads`, so what a
+/// stage cuts by the executor's thread count is cut as for that many.
+class ReversedExecutor final : public Executor
+{
+  public:
+    void run(std::size_t count, const std::function<void(std::size_t)>& fn) override
+    {
+        ++calls;
+        most = std::max(most, count);
+        for (std::size_t k = count; k-- > 0;)
+            fn(k);
+    }
+    int threads() const override { return m_threads; }
+    explicit ReversedExecutor(int threads = 1) : m_threads(threads) {}
+    int m_threads;
+    std::size_t calls = 0;
+    std::size_t most = 0; ///< jobs in the largest call: the chunk count of a full sweep
+};
 
 /// The executors a bitwise test runs over, named: the serial executor and, where the build has
 /// OpenMP, 1, 2 and 3 threads.

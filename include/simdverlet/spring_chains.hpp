@@ -421,6 +421,7 @@ SpringChains<T> build_chains(const std::vector<ChainSpring<T>>& springs, std::si
     {
         ChainFamily<T>& family = out.families.emplace_back();
         family.chains = chosen.size();
+        out.longest = std::max(out.longest, chains[chosen.front()].size()); // chosen longest first
         const bool uniform = std::all_of(chosen.begin(), chosen.end(), [&](std::size_t c) {
             return chains[c].size() == chains[chosen.front()].size();
         });
@@ -441,8 +442,6 @@ SpringChains<T> build_chains(const std::vector<ChainSpring<T>>& springs, std::si
             add_chain_batches(family, chains, chosen, first, last, lanes, begin, rest_between);
             first = last;
         }
-        for (const std::size_t c : chosen)
-            out.longest = std::max(out.longest, chains[c].size());
         family.offset.push_back(family.nodes.size());
     }
     return out;
