@@ -240,6 +240,84 @@ void BM_mesh_strain_limit(benchmark::State& bench)
                    ", tenth second " + percent(r.late) + (cloth_form ? ", cloth form" : ", every spring"));
 }
 
+/// How fast the strain limit's passes converge on a mesh cloth, apart from the swing that loads it:
+/// a 48 x 48-vertex sheet (spacing 0.5) of one of four kinds (arg mesh: 0 regular, every square
+/// split along the same diagonal; 1 the vertices jittered by up to 0.3 of the spacing; 2 the
+/// diagonals flipped at random; 3 both, as BM_mesh_strain_limit's mesh), hung from its top edge or
+/// its two top corners, settles for 30 s at the peer material (stiffness 600, damping 0.99833,
+/// 60 Hz) with the strain limit on every spring at 1 % and 16 passes, and no tethers. Then it takes
+/// still steps, no gravity, no inertia and no spring forces, so that each is one pass of the
+/// limiter alone. Reports the peak strain of every spring settled and after 1, 16, 128 and 1024
+/// passes, and the chains' families and mean length.
+void BM_strain_limit_convergence(benchmark::State& bench)
+{
+    const int kind = int(bench.range(0));
+    const bool corners = bench.range(1) != 0;
+    constexpr int kCells = 47;
+    const float side = 0.5f * float(kCells);
+    const bool jittered = kind == 1 || kind == 3, flipped = kind >= 2;
+    auto mesh = testing::sheet_mesh<float>(kCells, side, jittered || flipped, 2024, jittered ? 0.3f : 0.0f);
+    if (!flipped)
+    {
+        const auto regular = testing::sheet_mesh<float>(kCells, side, false);
+        mesh.triangles = regular.triangles;
+        mesh.uv_triangles = regular.uv_triangles;
+    }
+    for (auto& v : mesh.vertices)
+        v = Vec3<float>(v.x(), 0.0f, v.y()); // horizontal; +y is down
+    const auto pinned = [&](std::size_t v) {
+        const auto& p = mesh.vertices[v];
+        return p.z() == 0.0f && (!corners || p.x() == 0.0f || p.x() == side);
+    };
+    const StepParams<float> frame{.dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1};
+    const StepParams<float> still{.dt = 1.0f / 60.0f, .damping = 0.0f, .gravity = {0, 0, 0}, .iterations = 0};
+    std::vector<double> strain; // settled, then after 1, 16, 128 and 1024 passes
+    double families = 0, mean_chain = 0;
+    for (auto _ : bench)
+    {
+        Simulation<float> sim;
+        add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 600, .mass_per_area = 4, .pinned = pinned});
+        auto limit = add_strain_limit(
+            sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = 16});
+        for (int f = 0; f < 1800; ++f)
+            sim.step(frame);
+        strain = {peak_strain(sim)};
+        limit.set_passes(1);
+        for (int pass = 1; pass <= 1024; ++pass)
+        {
+            sim.step(still);
+            if (pass == 1 || pass == 16 || pass == 128 || pass == 1024)
+                strain.push_back(peak_strain(sim));
+        }
+        const auto& chains = detail::strain_limit_data(limit)->chains;
+        families = double(chains.families.size());
+        double springs = 0, count = 0;
+        for (const auto& family : chains.families)
+            for (std::size_t b = 0; b < family.batches(); ++b)
+                for (std::size_t lane = 0; lane < chains.lanes; ++lane)
+                {
+                    int nodes = 0;
+                    for (std::int32_t t = 0; t < family.length[b]; ++t)
+                        nodes += family.nodes[family.offset[b] + std::size_t(t) * chains.lanes + lane] >= 0 ? 1 : 0;
+                    if (nodes > 1)
+                    {
+                        springs += nodes - 1;
+                        count += 1;
+                    }
+                }
+        mean_chain = springs / count;
+    }
+    const char* names[] = {"settled", "pass_1", "pass_16", "pass_128", "pass_1024"};
+    for (std::size_t k = 0; k < strain.size(); ++k)
+        bench.counters[names[k]] = strain[k];
+    bench.counters["families"] = families;
+    bench.counters["mean_chain"] = mean_chain;
+    const char* kinds[] = {"regular", "jittered", "flipped", "jittered and flipped"};
+    bench.SetLabel(std::string(kinds[kind]) + (corners ? ", two top corners" : ", top edge") + ": settled " +
+                   percent(strain[0]) + ", after 16 passes " + percent(strain[2]) + ", after 1024 " +
+                   percent(strain[4]));
+}
+
 /// Args: coloured (0/1), averaged (0/1), relaxation x 10 (those three for Jacobi passes), passes, and
 /// chains (1: the stage's chain solves, the first three ignored).
 void BM_strain_limit_schemes(benchmark::State& bench)
@@ -374,6 +452,12 @@ BENCHMARK(BM_mesh_strain_limit)
     ->Args({255, 2, 1, 1, 1})
     ->Args({63, 4, 1, 0, 1})
     ->Args({63, 16, 1, 0, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+BENCHMARK(BM_strain_limit_convergence)
+    ->ArgNames({"mesh", "corners"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
