@@ -7,6 +7,8 @@
 # of each side over its rounds with their ratio (base / this tree: above 1 means this tree is faster).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/describe.sh
+source bench/describe.sh
 base=${1:?usage: bash bench/compare_commits.sh BASE NAME [ROUNDS] [benchmark flags]}
 name=${2:?usage: bash bench/compare_commits.sh BASE NAME [ROUNDS] [benchmark flags]}
 rounds=${3:-3}
@@ -24,16 +26,14 @@ for round in $(seq 1 "$rounds"); do
     build/release/bench/simdverlet_bench --benchmark_out="$work/this_$round.json" \
         --benchmark_out_format=json "$@" >/dev/null
 done
-compiler=$(grep -m1 '^CMAKE_CXX_COMPILER:' build/release/CMakeCache.txt | cut -d= -f2)
 out=bench/results/$name.md
 {
     echo "# Benchmark comparison: $name"
     echo
     echo "- command: \`bash bench/compare_commits.sh $base $name $rounds $(printf '%q ' "$@" | sed 's/ $//')\`"
-    echo "- base: $base_rev; this tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include bench tests ':!bench/results' || echo ' with uncommitted changes')"
-    echo "- compiler: \`$("$compiler" --version | head -1)\`, release preset (-O3 -march=native)"
-    echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
-    echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "- base: $base_rev; this tree: $(describe_tree)"
+    echo "- compiler: \`$(describe_compiler build/release/CMakeCache.txt)\`, release preset (-O3 -march=native)"
+    describe_machine
     echo "- rounds: $rounds, the two binaries alternating; each cell the median over the rounds"
     echo
     python3 bench/compare.py "$work" "$rounds"

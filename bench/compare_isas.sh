@@ -10,6 +10,8 @@
 # the median time and rate counter over the rounds.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/describe.sh
+source bench/describe.sh
 usage='usage: bash bench/compare_isas.sh NAME "MARCH..." [ROUNDS] [benchmark flags]'
 name=${1:?$usage}
 read -r -a marches <<<"${2:?$usage}"
@@ -26,16 +28,14 @@ for round in $(seq 1 "$rounds"); do
             --benchmark_out_format=json "$@" >/dev/null
     done
 done
-compiler=$(grep -m1 '^CMAKE_CXX_COMPILER:' "build/release-${marches[0]}/CMakeCache.txt" | cut -d= -f2)
 out=bench/results/$name.md
 {
     echo "# Benchmark comparison across instruction sets: $name"
     echo
     echo "- command: \`$([[ -n ${REFERENCE:-} ]] && printf 'REFERENCE=%q ' "$REFERENCE")bash bench/compare_isas.sh $name $(printf '%q' "${marches[*]}") $rounds $(printf '%q ' "$@" | sed 's/ $//')\`"
-    echo "- tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include bench tests ':!bench/results' || echo ' with uncommitted changes')"
-    echo "- compiler: \`$("$compiler" --version | head -1)\`, release preset (-O3) with -march= each column's value"
-    echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
-    echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "- tree: $(describe_tree)"
+    echo "- compiler: \`$(describe_compiler "build/release-${marches[0]}/CMakeCache.txt")\`, release preset (-O3) with -march= each column's value"
+    describe_machine
     echo "- rounds: $rounds, the builds alternating; each cell the median over the rounds"
     echo
     python3 bench/compare_isas.py "$work" "$rounds" "${REFERENCE:-}" "${marches[@]}"

@@ -8,6 +8,8 @@
 # each other; above 1: they share something, the memory bandwidth or a cache).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/describe.sh
+source bench/describe.sh
 name=${1:?usage: bash bench/concurrent_copies.sh NAME [ROUNDS] [benchmark flags]}
 rounds=${2:-3}
 shift $(($# < 2 ? $# : 2))
@@ -22,15 +24,14 @@ for round in $(seq 1 "$rounds"); do
     done
     wait
 done
-compiler=$(grep -m1 '^CMAKE_CXX_COMPILER:' build/release/CMakeCache.txt | cut -d= -f2)
 out=bench/results/$name.md
 {
     echo "# Concurrent copies: $name"
     echo
     echo "- command: \`bash bench/concurrent_copies.sh $name $rounds $(printf '%q ' "$@" | sed 's/ $//')\`"
-    echo "- compiler: \`$("$compiler" --version | head -1)\`, release preset (-O3 -march=native)"
-    echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
-    echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "- tree: $(describe_tree)"
+    echo "- compiler: \`$(describe_compiler build/release/CMakeCache.txt)\`, release preset (-O3 -march=native)"
+    describe_machine
     echo "- rounds: $rounds; each round one process alone, then $copies processes at once"
     echo
     python3 - "$work" <<'EOF'

@@ -5,6 +5,8 @@
 # bench/results/NAME.md: the exact command, compiler, flags, CPU and a table of the medians.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/describe.sh
+source bench/describe.sh
 name=${1:?usage: bash bench/run.sh NAME [benchmark flags]}
 shift
 
@@ -15,7 +17,6 @@ args=(--benchmark_out="$out.json" --benchmark_out_format=json --benchmark_repeti
       --benchmark_report_aggregates_only=true "$@")
 "$binary" "${args[@]}"
 
-compiler=$(grep -m1 '^CMAKE_CXX_COMPILER:' build/release/CMakeCache.txt | cut -d= -f2)
 flags=$(grep -o '"command": "[^"]*step.cpp[^"]*"' build/release/compile_commands.json | head -1 |
         sed -e 's/"command": "//' -e 's/"$//' -e 's/ -o [^ ]*//' -e 's/ -c [^ ]*//' -e "s|$PWD/||g")
 {
@@ -23,10 +24,10 @@ flags=$(grep -o '"command": "[^"]*step.cpp[^"]*"' build/release/compile_commands
     echo
     # %q quotes what a shell would split or pipe (a filter's "|"), so the line can be pasted.
     echo "- command: \`bash bench/run.sh $name $(printf '%q ' "$@" | sed 's/ $//')\` → \`$binary $(printf '%q ' "${args[@]}" | sed 's/ $//')\`"
-    echo "- compiler: \`$("$compiler" --version | head -1)\`"
+    echo "- tree: $(describe_tree)"
+    echo "- compiler: \`$(describe_compiler build/release/CMakeCache.txt)\`"
     echo "- compile line: \`$flags\`"
-    echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores visible"
-    echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    describe_machine
     for var in OMP_WAIT_POLICY GOMP_SPINCOUNT OMP_PROC_BIND; do
         if [[ -n ${!var+x} ]]; then echo "- environment: \`$var=${!var}\`"; fi
     done

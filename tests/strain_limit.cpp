@@ -354,8 +354,8 @@ TEST_CASE("on a mesh each thread's share of a family's chain batches carries lik
 {
     // An executor deals a family's batches to its threads in contiguous ranges. Sorted by length
     // alone (what a serial simulation keeps), the first of two threads would take 0.8 of the lane
-    // steps of this mesh's largest families, and 0.7 of the lines would be written by both:
-    // two threads ran slower than one on the 65 536-vertex mesh.
+    // steps of this mesh's largest families, and 0.7 of the lines would be written by both, which
+    // makes two threads slower than one on the 65 536-vertex mesh.
     for (const int threads : {2, 4})
     {
         Simulation<float> sim;
