@@ -126,15 +126,17 @@ std::string percent(double v)
     return text;
 }
 
-/// Args: stiffness, substeps, tethers (0/1), strain-limit passes (0: none), threads, pinning (see
-/// Pinning), column-limit solves (0: none), the limiters' bound (both ways) x 10 000, and the strain
-/// limit's method (0: chain solves, the stage's; 1: Jacobi passes, kept to compare). Registered in
-/// that order: tethers, strain limit, column limit.
+/// Args: stiffness, substeps, tethers (0: none; 1: the stage's defaults, a tether to each island of
+/// anchors, the two nearest held together; 2: the nearest anchor alone; 3: each island's tether on
+/// its own, nearest first, kept to compare), strain-limit passes (0: none), threads, pinning (see Pinning), column-limit solves
+/// (0: none), the limiters' bound (both ways) x 10 000, and the strain limit's method (0: chain
+/// solves, the stage's; 1: Jacobi passes, kept to compare). Registered in that order: tethers,
+/// strain limit, column limit.
 void BM_hanging_256_tethers(benchmark::State& bench)
 {
     const float stiffness = float(bench.range(0));
     const int substeps = int(bench.range(1));
-    const bool tethers = bench.range(2) != 0;
+    const int tethers = int(bench.range(2));
     const int passes = int(bench.range(3));
     const int threads = int(bench.range(4));
     const auto pinning = Pinning(bench.range(5));
@@ -149,8 +151,12 @@ void BM_hanging_256_tethers(benchmark::State& bench)
         r = swing(
             bench, 256, 0.5f, stiffness, step, kFrames, threads,
             [&](Simulation<float>& sim, const Cloth<float>& c) {
-                if (tethers)
-                    add_tethers(sim, c, TetherOptions<float>{});
+                if (tethers > 0)
+                {
+                    const auto held = add_tethers(
+                        sim, c, TetherOptions<float>{.islands = tethers == 2 ? 1 : TetherOptions<float>{}.islands});
+                    detail::tether_data(held)->lens = tethers != 3;
+                }
                 if (passes > 0)
                 {
                     const auto limit = add_strain_limit(
@@ -166,9 +172,11 @@ void BM_hanging_256_tethers(benchmark::State& bench)
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;
     bench.counters["tenth_second"] = r.late;
+    static constexpr const char* kTethers[] = {"", ", tethers", ", tethers to the nearest anchor",
+                                               ", tethers one after the other"};
     bench.SetLabel(
         std::string(name_of(pinning)) + ": peak " + percent(r.peak) + ", tenth second " + percent(r.late) + ", " +
-        std::to_string(threads) + (threads > 1 ? " threads" : " thread") +
+        std::to_string(threads) + (threads > 1 ? " threads" : " thread") + kTethers[tethers] +
         (passes > 0 ? std::string(jacobi ? ", Jacobi " : ", chains ") + percent(bound) + " x " + std::to_string(passes)
                     : "") +
         (solves > 0 ? ", column limit " + percent(bound) + " x " + std::to_string(solves) : ""));
@@ -180,7 +188,8 @@ void BM_hanging_256_tethers(benchmark::State& bench)
 /// strain limit at 1 % both ways, 600 frames. Reports the peak strain of its stretch springs (the
 /// triangles' edges) in the swing and in the tenth second, and the time per frame. Args: cells,
 /// passes (0: tethers alone), threads, two corners (0/1), cloth form (1: the cloth's edges only; 0:
-/// every spring, bend springs too).
+/// every spring, bend springs too), and the islands of anchors each particle is tethered to (the
+/// stage's default 4, or 1: the nearest anchor alone).
 void BM_mesh_strain_limit(benchmark::State& bench)
 {
     const int cells = int(bench.range(0));
@@ -188,6 +197,7 @@ void BM_mesh_strain_limit(benchmark::State& bench)
     const int threads = int(bench.range(2));
     const bool corners = bench.range(3) != 0;
     const bool cloth_form = bench.range(4) != 0;
+    const int islands = int(bench.range(5));
     auto mesh = testing::sheet_mesh<float>(cells, 0.5f * float(cells), true, 2024);
     const float side = 0.5f * float(cells);
     const auto pinned = [&](std::size_t v) {
@@ -204,7 +214,7 @@ void BM_mesh_strain_limit(benchmark::State& bench)
     {
         Simulation<float> sim;
         const auto cloth = add_mesh_cloth(sim, {.mesh = flat, .stiffness = 600, .mass_per_area = 4, .pinned = pinned});
-        add_tethers(sim, cloth, TetherOptions<float>{});
+        add_tethers(sim, cloth, TetherOptions<float>{.islands = islands});
         const StrainLimitOptions<float> options{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes};
         if (passes > 0 && cloth_form)
             add_strain_limit(sim, cloth, options);
@@ -237,7 +247,8 @@ void BM_mesh_strain_limit(benchmark::State& bench)
     bench.counters["peak"] = r.peak;
     bench.counters["tenth_second"] = r.late;
     bench.SetLabel(std::string(corners ? "two top corners" : "top edge") + ": edges peak " + percent(r.peak) +
-                   ", tenth second " + percent(r.late) + (cloth_form ? ", cloth form" : ", every spring"));
+                   ", tenth second " + percent(r.late) + (cloth_form ? ", cloth form" : ", every spring") +
+                   (islands == 1 ? ", tethers to the nearest anchor" : ""));
 }
 
 /// How fast the strain limit's passes converge on a mesh cloth, apart from the swing that loads it:
@@ -383,10 +394,6 @@ void BM_tether_limiter_order(benchmark::State& bench)
 // The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
 // tethers and strain limiting, and the stiffer settings the swing needs.
 // The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
-// tethers and strain limiting, and the stiffer settings the swing needs; then the column limit:
-// the cheapest settings found that hold the swing to <= 4 % and its tenth second to <= 1 %, and
-// their neighbours, which show what each part buys (docs/performance.md).
-// The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
 // tethers, and the stiffer settings the swing needs; then the column limit: the cheapest settings
 // found that hold the swing to <= 4 % and its tenth second to <= 1 %, and their neighbours, which show
 // what each part buys (docs/performance.md).
@@ -409,7 +416,7 @@ BENCHMARK(BM_hanging_256_tethers)
 // The strain limit (chain solves) on the peer sheet at k 3000 and one substep, with tethers, each
 // pinning: the residual per pass count at bounds of 1 %, then the settings chosen for the targets
 // (0.5 % x 3) at one and two threads, then Jacobi passes for comparison, and the column limit on
-// each pinning.
+// each pinning; last, sixteen passes from the corners and the tethers' variants from two corners.
 void strain_limit_rows(benchmark::internal::Benchmark* b)
 {
     for (int pinning = 0; pinning < 4; ++pinning)
@@ -424,6 +431,15 @@ void strain_limit_rows(benchmark::internal::Benchmark* b)
     }
     b->Args({3000, 1, 1, 16, 1, 2, 0, 100, 0});
     b->Args({3000, 1, 1, 16, 1, 3, 0, 100, 0});
+    // From two corners, against tethers to the nearest anchor alone and one after the other, and
+    // the tethers' own cost without the limiter.
+    for (int tethers : {2, 3})
+    {
+        b->Args({3000, 1, tethers, 4, 1, 2, 0, 100, 0});
+        b->Args({3000, 1, tethers, 3, 1, 2, 0, 50, 0});
+    }
+    for (int tethers : {1, 2, 3})
+        b->Args({3000, 1, tethers, 0, 1, 2, 0, 100, 0});
     b->ArgNames({"k", "substeps", "tethers", "passes", "threads", "pinning", "columns", "bound10k", "jacobi"});
     b->Unit(benchmark::kMillisecond);
     b->Iterations(1);
@@ -431,19 +447,20 @@ void strain_limit_rows(benchmark::internal::Benchmark* b)
 BENCHMARK(BM_hanging_256_tethers)->Name("BM_hanging_256_pinnings")->Apply(strain_limit_rows);
 
 BENCHMARK(BM_mesh_strain_limit)
-    ->ArgNames({"cells", "passes", "threads", "corners", "cloth"})
-    ->Args({255, 0, 1, 0, 1})
-    ->Args({255, 2, 1, 0, 1})
-    ->Args({255, 4, 1, 0, 1})
-    ->Args({255, 4, 1, 0, 0})
-    ->Args({255, 0, 2, 0, 1})
-    ->Args({255, 4, 2, 0, 1})
-    ->Args({255, 4, 1, 1, 1})
-    ->Args({255, 4, 2, 1, 1})
-    ->ArgsProduct({{255}, {8, 16}, {1}, {0, 1}, {1}})
-    ->Args({255, 2, 1, 1, 1})
-    ->Args({63, 4, 1, 0, 1})
-    ->Args({63, 16, 1, 0, 1})
+    ->ArgNames({"cells", "passes", "threads", "corners", "cloth", "islands"})
+    ->Args({255, 0, 1, 0, 1, 4})
+    ->Args({255, 2, 1, 0, 1, 4})
+    ->Args({255, 4, 1, 0, 1, 4})
+    ->Args({255, 4, 1, 0, 0, 4})
+    ->Args({255, 0, 2, 0, 1, 4})
+    ->Args({255, 4, 2, 0, 1, 4})
+    ->Args({255, 4, 1, 1, 1, 4})
+    ->Args({255, 4, 2, 1, 1, 4})
+    ->ArgsProduct({{255}, {8, 16}, {1}, {0, 1}, {1}, {4}})
+    ->Args({255, 2, 1, 1, 1, 4})
+    ->Args({255, 4, 1, 1, 1, 1})
+    ->Args({63, 4, 1, 0, 1, 4})
+    ->Args({63, 16, 1, 0, 1, 4})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

@@ -1,11 +1,15 @@
 // Tethers (long-range attachments): each particle of a cloth stays within `slack` x its rest
 // distance of its nearest anchor. A hanging sheet then cannot stretch out under its own weight
 // however soft its springs, which a stiffness-only cure pays for with stiffness and substeps.
+// Anchors joined by springs form an island (a pinned row is one, each pinned corner its own), and
+// a particle is tethered to the nearest anchor of each of its nearest islands: a sheet hung from
+// two corners is held from both, so its top edge, as long as the distance between them, stays
+// straight instead of sagging towards whichever corner each particle happens to be nearer.
 //
 // The projection is one-sided (a particle closer than its limit is never pulled), and anchors are
 // their own nearest anchor at distance 0, so the pass never moves one: every particle reads only
 // unmoving anchors and writes only itself, and the result is the same for any thread count and
-// split. Which anchor a particle hangs from, and how far, is recomputed whenever the constraint
+// split. Which anchors a particle hangs from, and how far, is recomputed whenever the constraint
 // set changes (a tear or a cut can disconnect a particle from every anchor, which releases it).
 #pragma once
 
@@ -67,6 +71,12 @@ struct TetherOptions
     /// Finite and >= 1: how far past its rest distance a particle may go, as a factor of it. 1 holds
     /// the rest distance exactly; 1.05 allows 5 %.
     T slack = T(1);
+    /// >= 1: how many islands of anchors (anchors joined to one another by the cloth's springs) each
+    /// particle is tethered to, the nearest anchor of each of its nearest islands. 1 keeps only the
+    /// nearest anchor; a cloth pinned in one piece (a row, a waistband) has one island whatever this
+    /// says. Four, as PhysX's geodesic tether cooker does: a sheet hung from two or four corners is
+    /// held from all of them (docs/performance.md measures it).
+    int islands = 4;
     std::string name = "tethers"; ///< key in the position-projection registry and in snapshots
 };
 
@@ -86,13 +96,20 @@ struct TetherData
     TetherKind kind = TetherKind::geodesic;
     T slack = T(1);
     std::string name;
+    int islands = 4; ///< the most islands a particle is tethered to
+    // How a particle's tethers combine: its two nearest together (the stage's), or each on its own,
+    // nearest first, kept to compare (docs/performance.md).
+    bool lens = true;
     std::vector<Vec3<T>> pose; ///< the cloth's positions when the tethers were added (euclidean)
-    // Per particle of the cloth, from `first` (the cloth's base rounded down to a whole padding
-    // block, so lane groups read them aligned): the anchor's index, -1 when released, and the
-    // rest distance to it.
+    // Per tether rank (0: the nearest island) and particle of the cloth, rank-major, each rank
+    // `span` long from `first` (the cloth's base rounded down to a whole padding block, so lane
+    // groups read them aligned): the anchor's index, -1 when there is none, and the rest distance.
     bool computed = false;
     std::uint64_t stamp = 0; ///< the constraints' edit stamp they were computed for
     std::size_t first = 0;
+    std::size_t span = 0;
+    int ranks = 0;        ///< tethers a particle can have now: the lesser of `islands` and the islands
+    int island_count = 0; ///< islands of anchors, as of the constraints now
     simd::AlignedVector<std::int32_t> anchor_of;
     simd::AlignedVector<T> rest;
     int tethered = 0; ///< particles with an anchor (anchors included)
@@ -104,6 +121,12 @@ void check_slack(T slack)
 {
     if (!std::isfinite(slack) || slack < T(1))
         detail::raise<std::invalid_argument>("simdverlet: tether slack must be finite and >= 1, got " + number(slack));
+}
+
+inline void check_islands(int islands)
+{
+    if (islands < 1)
+        detail::raise<std::invalid_argument>("simdverlet: tethers need islands >= 1, got " + std::to_string(islands));
 }
 
 /// The constraint layers as the tether search reads them: layer 0 first.
@@ -233,8 +256,48 @@ NodeTriangles node_triangles(const Cloth<T>& cloth, Layers<T> c)
     return out;
 }
 
-/// Geodesic: Dijkstra from every anchor at once over cloth_steps; each node takes the anchor whose
-/// wave reaches it first (ties to the lower node index, so the result is deterministic).
+/// Anchors joined to one another by the cloth's steps form an island. Each island's anchors in
+/// ascending order, the islands in the order of their lowest anchor.
+template <class T>
+std::vector<std::vector<std::size_t>> anchor_islands(const TetherData<T>& d, Layers<T> c)
+{
+    const std::size_t base = d.cloth.base(), n = d.cloth.count();
+    constexpr std::int32_t kUnplaced = -2; // an anchor not yet in an island; other particles are -1
+    std::vector<std::int32_t> island(n, -1);
+    for (const std::size_t a : d.anchors)
+        island[a - base] = kUnplaced;
+    std::vector<std::vector<std::size_t>> out;
+    std::vector<std::size_t> stack;
+    for (const std::size_t a : d.anchors)
+    {
+        if (island[a - base] != kUnplaced)
+            continue;
+        const auto id = std::int32_t(out.size());
+        auto& members = out.emplace_back();
+        island[a - base] = id;
+        stack.push_back(a - base);
+        while (!stack.empty())
+        {
+            const std::size_t k = stack.back();
+            stack.pop_back();
+            members.push_back(base + k);
+            cloth_steps(c, base, n, grid_width(d.cloth), grid_height(d.cloth), k, [&](std::size_t next, T) {
+                if (island[next] == kUnplaced)
+                {
+                    island[next] = id;
+                    stack.push_back(next);
+                }
+            });
+        }
+        std::sort(members.begin(), members.end());
+    }
+    return out;
+}
+
+/// Geodesic: Dijkstra from every anchor of one island at once over cloth_steps; each node takes the
+/// anchor whose wave reaches it first (ties to the lower node index, so the result is
+/// deterministic). A node settled farther than its `cutoff` (its farthest island kept so far) is
+/// not expanded: this island cannot be among the nearest of anything reached through it either.
 ///
 /// On a mesh cloth, paths along edges alone zig-zag and run several percent long (4 % on the
 /// irregular test sheet), so the wave also crosses triangles: once two corners of an intact
@@ -244,18 +307,19 @@ NodeTriangles node_triangles(const Cloth<T>& cloth, Layers<T> c)
 /// the pose at creation: on a flat, whole sheet the straight line is the geodesic, and where the
 /// cloth curves or a cut makes the path go round, the distance along the cloth is the longer.
 template <class T>
-void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t>& anchor, std::vector<T>& dist)
+void nearest_along_cloth(const TetherData<T>& d, Layers<T> c, const NodeTriangles& around,
+                         std::span<const std::size_t> anchors, std::span<const T> cutoff,
+                         std::vector<std::int32_t>& anchor, std::vector<T>& dist)
 {
     const std::size_t base = d.cloth.base();
     const bool mesh = !d.cloth.is_grid();
-    const NodeTriangles around = mesh ? node_triangles(d.cloth, c) : NodeTriangles{};
     std::vector<bool> settled(d.cloth.count(), false);
     const auto side = [&](std::uint32_t p, std::uint32_t q) {
         return live_spring(c, base + p, base + q).value_or(T(0));
     };
     using Entry = std::pair<T, std::size_t>; // (distance, node)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> frontier;
-    for (const std::size_t a : d.anchors)
+    for (const std::size_t a : anchors)
     {
         dist[a - base] = T(0);
         anchor[a - base] = std::int32_t(a);
@@ -278,6 +342,8 @@ void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t
         if (at > dist[k] || settled[k])
             continue;
         settled[k] = true;
+        if (at > cutoff[k])
+            continue;
         cloth_steps(c, base, d.cloth.count(), grid_width(d.cloth), grid_height(d.cloth), k,
                     [&](std::size_t next, T length) { offer(next, at + length, anchor[k]); });
         if (!mesh)
@@ -287,7 +353,7 @@ void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t
             const auto& t = around.triangles[around.around[n]];
             for (int e = 0; e < 3; ++e)
             {
-                // k, another settled corner from the same anchor, and the third still open.
+                // k, another settled corner, and the third still open.
                 const std::uint32_t p = t[std::size_t(e)], q = t[std::size_t((e + 1) % 3)],
                                     r = t[std::size_t((e + 2) % 3)];
                 const std::uint32_t other = p == k ? q : q == k ? p : std::uint32_t(-1);
@@ -306,40 +372,47 @@ void nearest_along_cloth(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t
             dist[k] = std::max(dist[k], (d.pose[k] - d.pose[std::size_t(anchor[k]) - base]).norm());
 }
 
-/// Euclidean: the nearest anchor in the pose at creation among those connected to the particle.
+/// Each particle's connected piece of the cloth, over the steps the geodesic search takes.
 template <class T>
-void nearest_in_pose(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t>& anchor, std::vector<T>& dist)
+std::vector<std::int32_t> cloth_pieces(const TetherData<T>& d, Layers<T> c)
 {
     const std::size_t base = d.cloth.base(), n = d.cloth.count();
-    // Connected components over the same steps the geodesic search takes.
-    std::vector<std::int32_t> component(n, -1);
+    std::vector<std::int32_t> piece(n, -1);
     std::vector<std::size_t> stack;
-    std::int32_t components = 0;
+    std::int32_t pieces = 0;
     for (std::size_t start = 0; start < n; ++start)
     {
-        if (component[start] >= 0)
+        if (piece[start] >= 0)
             continue;
-        component[start] = components;
+        piece[start] = pieces;
         stack.push_back(start);
         while (!stack.empty())
         {
             const std::size_t k = stack.back();
             stack.pop_back();
-            cloth_steps(c, base, d.cloth.count(), grid_width(d.cloth), grid_height(d.cloth), k,
-                        [&](std::size_t next, T) {
-                            if (component[next] < 0)
-                            {
-                                component[next] = components;
-                                stack.push_back(next);
-                            }
-                        });
+            cloth_steps(c, base, n, grid_width(d.cloth), grid_height(d.cloth), k, [&](std::size_t next, T) {
+                if (piece[next] < 0)
+                {
+                    piece[next] = pieces;
+                    stack.push_back(next);
+                }
+            });
         }
-        ++components;
+        ++pieces;
     }
-    for (std::size_t k = 0; k < n; ++k)
-        for (const std::size_t a : d.anchors)
+    return piece;
+}
+
+/// Euclidean: the nearest of `anchors` in the pose at creation among those in the particle's piece.
+template <class T>
+void nearest_in_pose(const TetherData<T>& d, std::span<const std::size_t> anchors, std::span<const std::int32_t> piece,
+                     std::vector<std::int32_t>& anchor, std::vector<T>& dist)
+{
+    const std::size_t base = d.cloth.base();
+    for (std::size_t k = 0; k < d.cloth.count(); ++k)
+        for (const std::size_t a : anchors)
         {
-            if (component[a - base] != component[k])
+            if (piece[a - base] != piece[k])
                 continue;
             const T length = (d.pose[k] - d.pose[a - base]).norm();
             if (length < dist[k]) // strict: the first of equally near anchors in the list wins
@@ -350,32 +423,102 @@ void nearest_in_pose(TetherData<T>& d, Layers<T> c, std::vector<std::int32_t>& a
         }
 }
 
-/// Recomputes each particle's anchor and rest distance from the constraints as they are now.
+/// Each particle's tethers, nearest island first: rank r of particle k at r x count + k.
+template <class T>
+struct RankedTethers
+{
+    RankedTethers(int ranks, std::size_t count)
+        : count(count),
+          anchor(std::size_t(ranks) * count, -1),
+          dist(std::size_t(ranks) * count, std::numeric_limits<T>::infinity())
+    {
+    }
+
+    /// Keeps island's anchor `a` at `d` if it is nearer than one of particle k's kept islands
+    /// (strictly: of equally near islands the one found first stays).
+    void offer(std::size_t k, std::int32_t a, T d)
+    {
+        const std::size_t ranks = anchor.size() / count;
+        for (std::size_t r = 0; r < ranks; ++r)
+        {
+            if (!(d < dist[r * count + k]))
+                continue;
+            for (std::size_t later = ranks - 1; later > r; --later)
+            {
+                anchor[later * count + k] = anchor[(later - 1) * count + k];
+                dist[later * count + k] = dist[(later - 1) * count + k];
+            }
+            anchor[r * count + k] = a;
+            dist[r * count + k] = d;
+            return;
+        }
+    }
+    /// The distance of particle k's last kept island: an island farther than this is kept by none
+    /// of the particles reached through k.
+    T farthest(std::size_t k) const { return dist[anchor.size() - count + k]; }
+
+    std::size_t count;
+    std::vector<std::int32_t> anchor;
+    std::vector<T> dist;
+};
+
+/// Recomputes each particle's anchors and rest distances from the constraints as they are now: one
+/// search per island of anchors, each particle keeping its `islands` nearest.
 template <class T>
 void compute_tethers(TetherData<T>& d, const World<T>& world)
 {
     const auto views = world.constraint_layers().views();
     const Layers<T> c(views);
-    const std::size_t n = d.cloth.count();
-    std::vector<std::int32_t> anchor(n, -1);
-    std::vector<T> dist(n, std::numeric_limits<T>::infinity());
-    if (d.kind == TetherKind::geodesic)
-        nearest_along_cloth(d, c, anchor, dist);
-    else
-        nearest_in_pose(d, c, anchor, dist);
-    const std::size_t base = d.cloth.base();
-    d.first = base / simd::kPadLanes<T> * simd::kPadLanes<T>;
-    const std::size_t span = simd::padded_count<T>(base + n - d.first);
-    d.anchor_of.assign(span, -1);
-    d.rest.assign(span, T(0));
-    d.tethered = 0;
-    for (std::size_t k = 0; k < n; ++k)
-        if (anchor[k] >= 0)
+    const std::size_t n = d.cloth.count(), base = d.cloth.base();
+    const auto islands = anchor_islands(d, c);
+    const int ranks = std::min(d.islands, int(islands.size()));
+    RankedTethers<T> kept(ranks, n);
+    std::vector<T> cutoff(n, std::numeric_limits<T>::infinity());
+    const bool geodesic = d.kind == TetherKind::geodesic;
+    const NodeTriangles around = geodesic && !d.cloth.is_grid() ? node_triangles(d.cloth, c) : NodeTriangles{};
+    const std::vector<std::int32_t> piece = geodesic ? std::vector<std::int32_t>{} : cloth_pieces(d, c);
+    std::vector<std::int32_t> anchor(n);
+    std::vector<T> dist(n);
+    for (const auto& island : islands)
+    {
+        std::fill(anchor.begin(), anchor.end(), -1);
+        std::fill(dist.begin(), dist.end(), std::numeric_limits<T>::infinity());
+        if (geodesic)
+            nearest_along_cloth(d, c, around, std::span<const std::size_t>(island), std::span<const T>(cutoff), anchor,
+                                dist);
+        else
+            nearest_in_pose(d, std::span<const std::size_t>(island), std::span<const std::int32_t>(piece), anchor,
+                            dist);
+        for (std::size_t k = 0; k < n; ++k)
+            if (anchor[k] >= 0)
+            {
+                kept.offer(k, anchor[k], dist[k]);
+                cutoff[k] = kept.farthest(k);
+            }
+    }
+    // An anchor hangs from itself alone. Tethered to another island, one that is not pinned would
+    // move within the pass while other particles read it as their anchor.
+    for (const std::size_t a : d.anchors)
+        for (std::size_t r = 1; r < std::size_t(ranks); ++r)
         {
-            d.anchor_of[base + k - d.first] = anchor[k];
-            d.rest[base + k - d.first] = dist[k];
-            ++d.tethered;
+            kept.anchor[r * n + a - base] = -1;
+            kept.dist[r * n + a - base] = std::numeric_limits<T>::infinity();
         }
+    d.first = base / simd::kPadLanes<T> * simd::kPadLanes<T>;
+    d.span = simd::padded_count<T>(base + n - d.first);
+    d.ranks = ranks;
+    d.island_count = int(islands.size());
+    d.anchor_of.assign(std::size_t(ranks) * d.span, -1);
+    d.rest.assign(std::size_t(ranks) * d.span, T(0));
+    d.tethered = 0;
+    for (std::size_t r = 0; r < std::size_t(ranks); ++r)
+        for (std::size_t k = 0; k < n; ++k)
+            if (kept.anchor[r * n + k] >= 0)
+            {
+                d.anchor_of[r * d.span + base + k - d.first] = kept.anchor[r * n + k];
+                d.rest[r * d.span + base + k - d.first] = kept.dist[r * n + k];
+                d.tethered += r == 0 ? 1 : 0;
+            }
     d.stamp = world.constraint_layers().edit_stamp();
     d.computed = true;
 }
@@ -407,6 +550,81 @@ M pull_toward_anchor(kernels::ParticleLanes<V>& p, const M& movable, const M& ha
     return over;
 }
 
+/// A point of lanes, for the lens below.
+template <class V>
+struct Point3
+{
+    V x, y, z;
+};
+
+/// Two tethers at once, written once for a scalar and a batch of lanes: a movable particle goes to
+/// the nearest point within reach of both anchors a and b (slack x rest from each), so both hold
+/// exactly, where one projection after the other would leave the first broken. The nearest point
+/// of the lens the two balls share is the particle itself, its projection onto one ball when that
+/// lies inside the other, or else on the circle where the two spheres meet. Balls that only touch
+/// (a top edge exactly as long as its two pinned corners are apart: every particle of it has a
+/// one-point lens, which rounding can make an empty one) or do not meet at all (anchors carried
+/// farther apart than both reaches) give the point of a's sphere on the line to b. A particle on
+/// that line, where the circle has no nearest point, goes onto a's sphere alone. Lanes without b
+/// take a's projection alone. `a` is the nearer island's anchor: its tether always holds.
+template <class T, class V, class M>
+M pull_into_lens(kernels::ParticleLanes<V>& p, const M& movable, const M& has_a, const Point3<V>& a, const V& rest_a,
+                 const M& has_b, const Point3<V>& b, const V& rest_b, T slack)
+{
+    const V zero(T(0));
+    const V reach_a = rest_a * V(slack), reach_b = rest_b * V(slack);
+    const V pax = p.x - a.x, pay = p.y - a.y, paz = p.z - a.z;
+    const V pbx = p.x - b.x, pby = p.y - b.y, pbz = p.z - b.z;
+    const V da2 = pax * pax + pay * pay + paz * paz, db2 = pbx * pbx + pby * pby + pbz * pbz;
+    const M out_a = has_a && (da2 > reach_a * reach_a);
+    const M out_b = has_b && (db2 > reach_b * reach_b);
+    const M moved = movable && (out_a || out_b);
+    if (!simd::any(moved))
+        return moved;
+    // Onto each sphere alone (the particle itself where it is inside).
+    const V scale_a = simd::select(out_a, reach_a / simd::sqrt(simd::select(out_a, da2, V(T(1)))), V(T(1)));
+    const V scale_b = simd::select(out_b, reach_b / simd::sqrt(simd::select(out_b, db2, V(T(1)))), V(T(1)));
+    const Point3<V> qa{a.x + pax * scale_a, a.y + pay * scale_a, a.z + paz * scale_a};
+    const Point3<V> qb{b.x + pbx * scale_b, b.y + pby * scale_b, b.z + pbz * scale_b};
+    const auto within = [](const Point3<V>& q, const Point3<V>& c, const V& reach) {
+        const V dx = q.x - c.x, dy = q.y - c.y, dz = q.z - c.z;
+        return dx * dx + dy * dy + dz * dz <= reach * reach;
+    };
+    const M qa_in_b = !has_b || within(qa, b, reach_b);
+    const M qb_in_a = has_b && within(qb, a, reach_a);
+    // The circle where the spheres meet: its centre on the line a -> b, `along` from a, radius h.
+    const V abx = b.x - a.x, aby = b.y - a.y, abz = b.z - a.z;
+    const V d2 = abx * abx + aby * aby + abz * abz;
+    const V d = simd::sqrt(d2);
+    const V inv_d = V(T(1)) / simd::select(d > zero, d, V(T(1)));
+    const V along = (d2 + reach_a * reach_a - reach_b * reach_b) * (V(T(0.5)) * inv_d);
+    const V h2 = reach_a * reach_a - along * along;
+    const V ux = abx * inv_d, uy = aby * inv_d, uz = abz * inv_d;
+    const V cx = a.x + ux * along, cy = a.y + uy * along, cz = a.z + uz * along;
+    const V off = (p.x - cx) * ux + (p.y - cy) * uy + (p.z - cz) * uz;
+    const V wx = p.x - cx - ux * off, wy = p.y - cy - uy * off, wz = p.z - cz - uz * off;
+    const V w2 = wx * wx + wy * wy + wz * wz;
+    // Balls that only touch, or do not meet (h2 <= 0 with the circle's plane past a's sphere towards
+    // b): the point of a's sphere on the line to b, the one point of both or the nearest to b.
+    const M apart = has_b && (d > zero) && !(h2 > zero) && (along >= zero);
+    const M circle = has_b && (d > zero) && (h2 > zero) && (w2 > zero);
+    const V w_scale = simd::select(circle, simd::sqrt(simd::select(circle, h2 / w2, V(T(1)))), zero);
+    const V axis = simd::select(apart, reach_a, along);
+    const Point3<V> on_circle{cx + wx * w_scale, cy + wy * w_scale, cz + wz * w_scale};
+    const Point3<V> on_axis{a.x + ux * axis, a.y + uy * axis, a.z + uz * axis};
+    // In order of preference; a lane that fits none of them takes qa.
+    const M take_b = !qa_in_b && qb_in_a;
+    const M take_circle = !qa_in_b && !qb_in_a && (circle || apart);
+    const auto pick = [&](const V& on_a, const V& on_b, const V& on_c, const V& on_line, const V& old) {
+        const V meet = simd::select(apart, on_line, on_c);
+        return simd::select(moved, simd::select(take_b, on_b, simd::select(take_circle, meet, on_a)), old);
+    };
+    p.x = pick(qa.x, qb.x, on_circle.x, on_axis.x, p.x);
+    p.y = pick(qa.y, qb.y, on_circle.y, on_axis.y, p.y);
+    p.z = pick(qa.z, qb.z, on_circle.z, on_axis.z, p.z);
+    return moved;
+}
+
 /// The registered stage.
 template <class T>
 void pull_tethers(TetherData<T>& d, const World<T>& world, State3<T>& state)
@@ -420,15 +638,44 @@ void pull_tethers(TetherData<T>& d, const World<T>& world, State3<T>& state)
     const std::size_t begin = d.cloth.base(), end = d.cloth.end(), first = d.first;
     const auto anchor_of = d.anchor_of.data();
     const auto rest = d.rest.data();
+    const std::size_t span = d.span;
+    const int ranks = d.ranks;
+    const bool lens = d.lens;
     const bool runs = world.grid_path();
     const auto tether = [&](auto& p, const auto& movable, std::size_t i) {
         using V = std::decay_t<decltype(p.x)>;
-        const std::int32_t* anchor = anchor_of + (i - first);
-        // A row of a sheet pinned along its top hangs from a row of anchors: one load, no gather.
-        const auto at = simd::lane_index<V>(anchor, s.padded, runs);
-        return pull_toward_anchor(p, movable, simd::present_lanes<V>(anchor), simd::read_lanes<V>(s.x, at),
-                                  simd::read_lanes<V>(s.y, at), simd::read_lanes<V>(s.z, at),
-                                  simd::load_lanes<V>(rest + (i - first)), slack);
+        using Present = std::decay_t<decltype(movable)>;
+        struct Rank
+        {
+            Present present;
+            Point3<V> at;
+            V rest;
+        };
+        const auto rank = [&](int r) {
+            const std::size_t k = std::size_t(r) * span + (i - first);
+            // A row of a sheet pinned along its top hangs from a row of anchors: one load, no gather.
+            const auto at = simd::lane_index<V>(anchor_of + k, s.padded, runs);
+            const Point3<V> where{simd::read_lanes<V>(s.x, at), simd::read_lanes<V>(s.y, at),
+                                  simd::read_lanes<V>(s.z, at)};
+            return Rank{simd::present_lanes<V>(anchor_of + k), where, simd::load_lanes<V>(rest + k)};
+        };
+        const auto single = [&](const Rank& t) {
+            return pull_toward_anchor(p, movable, t.present, t.at.x, t.at.y, t.at.z, t.rest, slack);
+        };
+        if (ranks == 1)
+            return single(rank(0));
+        auto pulled = movable && !movable;
+        if (!lens)
+        {
+            for (int r = 0; r < ranks; ++r)
+                pulled = single(rank(r)) || pulled;
+            return pulled;
+        }
+        // The farther islands one projection each, then the two nearest together, exactly.
+        for (int r = ranks - 1; r >= 2; --r)
+            pulled = single(rank(r)) || pulled;
+        const Rank a = rank(0), b = rank(1);
+        return pull_into_lens(p, movable, a.present, a.at, a.rest, b.present, b.at, b.rest, slack) || pulled;
     };
     std::atomic<int> pulled{0};
     world.for_each_chunk_within(begin, end, [&](std::size_t b, std::size_t e) {
@@ -438,6 +685,15 @@ void pull_tethers(TetherData<T>& d, const World<T>& world, State3<T>& state)
     });
     d.pulled = pulled.load();
 }
+} // namespace detail
+
+template <class T>
+class Tethers;
+
+namespace detail
+{
+template <class T>
+std::shared_ptr<TetherData<T>> tether_data(const Tethers<T>& handle);
 } // namespace detail
 
 /// Handle of a cloth's tethers, with the shape of every stage handle (handle.hpp).
@@ -457,19 +713,31 @@ class Tethers : public detail::StageHandle<T, detail::TetherData<T>>
     /// Particles the last step pulled back to their limit.
     int pulled() const noexcept { return this->data().pulled; }
 
-    /// The anchor particle i hangs from, none when it is free. Throws std::out_of_range for a
-    /// particle outside the cloth.
-    std::optional<std::size_t> anchor_of(std::size_t particle) const
+    /// The anchor particle i hangs from in its `rank`-th nearest island (0: its nearest anchor),
+    /// none when it is free or has fewer tethers. Throws std::out_of_range for a particle outside
+    /// the cloth or a rank outside [0, the islands option).
+    std::optional<std::size_t> anchor_of(std::size_t particle, int rank = 0) const
     {
-        const auto k = slot(particle);
-        const std::int32_t a = this->data().anchor_of[k];
+        const auto k = slot(particle, rank);
+        if (rank >= this->data().ranks)
+            return std::nullopt;
+        const std::int32_t a = this->data().anchor_of[std::size_t(rank) * this->data().span + k];
         return a < 0 ? std::nullopt : std::optional<std::size_t>(std::size_t(a));
     }
-    /// Particle i's rest distance to its anchor (0 for an anchor, infinity when free).
-    T rest_distance(std::size_t particle) const
+    /// Particle i's rest distance to that anchor (0 for an anchor, infinity when there is none).
+    T rest_distance(std::size_t particle, int rank = 0) const
     {
-        const auto k = slot(particle);
-        return this->data().anchor_of[k] < 0 ? std::numeric_limits<T>::infinity() : this->data().rest[k];
+        const auto k = slot(particle, rank);
+        if (rank >= this->data().ranks)
+            return std::numeric_limits<T>::infinity();
+        const std::size_t at = std::size_t(rank) * this->data().span + k;
+        return this->data().anchor_of[at] < 0 ? std::numeric_limits<T>::infinity() : this->data().rest[at];
+    }
+    /// Islands of anchors (anchors joined by springs), as of the constraints now.
+    int islands() const
+    {
+        refresh();
+        return this->data().island_count;
     }
 
     const std::vector<std::size_t>& anchors() const noexcept { return this->data().anchors; }
@@ -486,27 +754,39 @@ class Tethers : public detail::StageHandle<T, detail::TetherData<T>>
   private:
     template <class U>
     friend Tethers<U> add_tethers(Simulation<U>& sim, const Cloth<U>& cloth, TetherOptions<U> options);
+    template <class U>
+    friend std::shared_ptr<detail::TetherData<U>> detail::tether_data(const Tethers<U>& handle);
     explicit Tethers(std::shared_ptr<detail::TetherData<T>> data) : Base(std::move(data)) {}
 
     void refresh() const { detail::refresh_tethers(this->live(), this->world()); }
-    std::size_t slot(std::size_t particle) const
+    std::size_t slot(std::size_t particle, int rank) const
     {
         if (!this->data().cloth.contains(particle))
             detail::raise<std::out_of_range>("simdverlet: particle " + std::to_string(particle) + " is not in cloth '" +
                                              this->data().cloth.name() + "'");
+        if (rank < 0 || rank >= this->data().islands)
+            detail::raise<std::out_of_range>("simdverlet: tether rank " + std::to_string(rank) + " is outside [0, " +
+                                             std::to_string(this->data().islands) + ")");
         refresh();
         return particle - this->data().first;
     }
 };
 
+template <class T>
+std::shared_ptr<detail::TetherData<T>> detail::tether_data(const Tethers<T>& handle)
+{
+    return handle.shared();
+}
+
 /// Registers tethers on `cloth` as a position projection (after the stages registered before it)
 /// and returns their handle. Throws, registering nothing, on a slack that is not finite and >= 1,
-/// an anchor outside the cloth (naming it), no anchor at all (none given and none pinned), an
+/// islands < 1, an anchor outside the cloth (naming it), no anchor at all (none given and none pinned), an
 /// empty name, or a cloth that was removed or belongs to another simulation.
 template <class T>
 Tethers<T> add_tethers(Simulation<T>& sim, const Cloth<T>& cloth, TetherOptions<T> options)
 {
     detail::check_slack(options.slack);
+    detail::check_islands(options.islands);
     if (options.name.empty())
         detail::raise<std::invalid_argument>("simdverlet: tethers need a non-empty name");
     if (!cloth.belongs_to(sim))
@@ -533,6 +813,7 @@ Tethers<T> add_tethers(Simulation<T>& sim, const Cloth<T>& cloth, TetherOptions<
     data->anchors = std::move(options.anchors);
     data->kind = options.kind;
     data->slack = options.slack;
+    data->islands = options.islands;
     data->name = options.name;
     for (std::size_t i = cloth.base(); i < cloth.end(); ++i)
         data->pose.push_back(sim.state().position(i));

@@ -325,8 +325,10 @@ void bind_stages(py::module_& m, const std::string& suffix)
     auto tethers = py::class_<TH>(m, ("Tethers" + suffix).c_str(), "Handle of add_tethers.")
                        .def("tethered", &TH::tethered, "particles with an anchor")
                        .def("pulled", &TH::pulled, "particles pulled back in the last step")
-                       .def("anchor_of", &TH::anchor_of, py::arg("particle"))
-                       .def("rest_distance", &TH::rest_distance, py::arg("particle"))
+                       .def("anchor_of", &TH::anchor_of, py::arg("particle"), py::arg("rank") = 0,
+                            "the anchor of the particle's rank-th nearest island, None if it has none")
+                       .def("rest_distance", &TH::rest_distance, py::arg("particle"), py::arg("rank") = 0)
+                       .def("islands", &TH::islands, "islands of anchors (anchors joined by springs)")
                        .def("anchors", &TH::anchors)
                        .def("kind", &TH::kind)
                        .def_property("slack", &TH::slack, &TH::set_slack);
@@ -702,15 +704,20 @@ void bind_simulation(py::module_& m, const std::string& suffix)
     const TetherOptions<T> tether_defaults{};
     cls.def(
         "add_tethers",
-        [](Sim& s, const Cloth<T>& cloth, std::vector<std::size_t> anchors, TetherKind kind, T slack,
+        [](Sim& s, const Cloth<T>& cloth, std::vector<std::size_t> anchors, TetherKind kind, T slack, int islands,
            std::string name) {
-            return add_tethers(
-                s, cloth,
-                TetherOptions<T>{.anchors = std::move(anchors), .kind = kind, .slack = slack, .name = std::move(name)});
+            return add_tethers(s, cloth,
+                               TetherOptions<T>{.anchors = std::move(anchors),
+                                                .kind = kind,
+                                                .slack = slack,
+                                                .islands = islands,
+                                                .name = std::move(name)});
         },
         py::arg("cloth"), py::arg("anchors") = std::vector<std::size_t>{}, py::arg("kind") = tether_defaults.kind,
-        py::arg("slack") = tether_defaults.slack, py::arg("name") = tether_defaults.name,
-        "Keeps each particle within slack x its rest distance of its nearest anchor (default: the pinned ones).");
+        py::arg("slack") = tether_defaults.slack, py::arg("islands") = tether_defaults.islands,
+        py::arg("name") = tether_defaults.name,
+        "Keeps each particle within slack x its rest distance of the nearest anchor of each of its `islands` "
+        "nearest islands of anchors (anchors joined by springs; default: the pinned particles).");
 
     const StrainLimitOptions<T> limit_defaults{};
     cls.def(

@@ -137,6 +137,7 @@ def test_bad_stage_options(scene):
     unchanged(sim, lambda: sim.add_self_collision(thickness=0.0), ValueError, "thickness")
     unchanged(sim, lambda: sim.add_tethers(cloth, slack=0.5), ValueError, "slack")
     unchanged(sim, lambda: sim.add_tethers(cloth, anchors=[10_000]), IndexError, "10000")
+    unchanged(sim, lambda: sim.add_tethers(cloth, islands=0), ValueError, "islands >= 1, got 0")
     unchanged(sim, lambda: sim.add_strain_limit(max_compression=1.0), ValueError, "compression")
     unchanged(sim, lambda: sim.add_motion_constraints(max_distance=-1.0), ValueError, "max_distance")
     unchanged(sim, lambda: sim.add_tearing(max_strain=0.0), ValueError, "strain")

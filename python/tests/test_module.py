@@ -244,6 +244,21 @@ def test_tethers_hold_every_particle_within_its_rest_distance_of_an_anchor():
     assert worst <= 1.0 + 1e-5
 
 
+def test_a_sheet_hung_from_two_corners_is_tethered_to_both_and_its_top_edge_stays_straight():
+    sag = {}
+    for islands in (1, 4):
+        sim = sv.Simulation()
+        cloth = sim.add_cloth(width=12, height=12, stiffness=5, pinned=[(0, 0), (11, 0)])
+        tethers = sim.add_tethers(cloth, islands=islands)
+        assert tethers.islands() == 2
+        settle(sim, 240, iterations=4)
+        top = np.array([sim.position(cloth.base() + c) for c in range(12)])
+        sag[islands] = np.abs(top[:, 1] - top[0, 1]).max()
+    # The top edge is exactly as long as the corners are apart: held from both it cannot sag.
+    assert sag[4] < 1e-3
+    assert sag[1] > 0.5
+
+
 def test_strain_limiting_holds_a_soft_sheet_to_its_bound_in_every_direction():
     strains = {}
     for limited in (False, True):
