@@ -581,16 +581,24 @@ M pull_into_lens(kernels::ParticleLanes<V>& p, const M& movable, const M& has_a,
     const M moved = movable && (out_a || out_b);
     if (!simd::any(moved))
         return moved;
-    // Onto each sphere alone (the particle itself where it is inside).
-    const V scale_a = simd::select(out_a, reach_a / simd::sqrt(simd::select(out_a, da2, V(T(1)))), V(T(1)));
-    const V scale_b = simd::select(out_b, reach_b / simd::sqrt(simd::select(out_b, db2, V(T(1)))), V(T(1)));
-    const Point3<V> qa{a.x + pax * scale_a, a.y + pay * scale_a, a.z + paz * scale_a};
-    const Point3<V> qb{b.x + pbx * scale_b, b.y + pby * scale_b, b.z + pbz * scale_b};
     const auto within = [](const Point3<V>& q, const Point3<V>& c, const V& reach) {
         const V dx = q.x - c.x, dy = q.y - c.y, dz = q.z - c.z;
         return dx * dx + dy * dy + dz * dz <= reach * reach;
     };
+    // Onto a's sphere alone (the particle itself where it is inside): where that lies within b's
+    // reach, as it does for most of a hanging sheet, it is the answer, and the rest is not needed.
+    const V scale_a = simd::select(out_a, reach_a / simd::sqrt(simd::select(out_a, da2, V(T(1)))), V(T(1)));
+    const Point3<V> qa{a.x + pax * scale_a, a.y + pay * scale_a, a.z + paz * scale_a};
     const M qa_in_b = !has_b || within(qa, b, reach_b);
+    if (!simd::any(moved && !qa_in_b))
+    {
+        p.x = simd::select(moved, qa.x, p.x);
+        p.y = simd::select(moved, qa.y, p.y);
+        p.z = simd::select(moved, qa.z, p.z);
+        return moved;
+    }
+    const V scale_b = simd::select(out_b, reach_b / simd::sqrt(simd::select(out_b, db2, V(T(1)))), V(T(1)));
+    const Point3<V> qb{b.x + pbx * scale_b, b.y + pby * scale_b, b.z + pbz * scale_b};
     const M qb_in_a = has_b && within(qb, a, reach_a);
     // The circle where the spheres meet: its centre on the line a -> b, `along` from a, radius h.
     const V abx = b.x - a.x, aby = b.y - a.y, abz = b.z - a.z;
