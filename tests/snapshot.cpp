@@ -409,6 +409,34 @@ TEST_CASE("constraint layers are part of a snapshot: restore or load, then step,
     CHECK(loaded.constraint_layers() == source.constraint_layers());
 }
 
+TEST_CASE("a restore gives the constraints back the edit stamp they had when the snapshot was taken, so a restore "
+          "with no edit between changes no stamp and stages keep what they derived; a load gives a new one",
+          "[snapshot][layers]")
+{
+    Simulation<float> sim;
+    const auto sheet = add_cloth(sim, {.width = 8, .height = 8, .pinned = [](int, int r) { return r == 0; }});
+    add_tethers(sim, sheet, TetherOptions<float>{});
+    const StepParams<float> params{.gravity = {0, 9.8f, 0}, .iterations = 4};
+    sim.step(params);
+    const std::uint64_t taken = sim.constraint_layers().edit_stamp();
+    const auto snap = snapshot(sim);
+    const std::string bytes = saved(sim);
+
+    sim.step(params);
+    restore(sim, snap); // nothing edited since: the stamp stays
+    CHECK(sim.constraint_layers().edit_stamp() == taken);
+
+    CHECK(cut(sim, Vec3<float>(1.25f, -1, 0), Vec3<float>(1.25f, 5, 0)) > 0u);
+    CHECK(sim.constraint_layers().edit_stamp() != taken);
+    restore(sim, snap); // the cut undone: the stamp of the constraints as they were
+    CHECK(sim.constraint_layers().edit_stamp() == taken);
+    CHECK(sim.constraints() == snap.constraints);
+
+    std::istringstream in(bytes, std::ios::binary);
+    load(sim, in); // the same contents from bytes: a stamp never seen before
+    CHECK(sim.constraint_layers().edit_stamp() > taken);
+}
+
 TEST_CASE("queued removals are part of a snapshot: restore then step removes what was queued at the snapshot",
           "[snapshot]")
 {

@@ -52,6 +52,11 @@ struct Snapshot
     std::vector<std::size_t> pending_removals;
     /// Each stateful stage's name and saved bytes, in the order the simulation registered them.
     std::vector<std::pair<std::string, std::string>> stages;
+    /// The layer set's own edit stamp (layers added, dropped, renumbered) when it was taken; each
+    /// layer carries its own. A restore puts them back, so the constraints read as the edit they
+    /// were then, and a stage that derived something from them then (tether tables, chains) keeps
+    /// it instead of rebuilding it at every restore. A snapshot loaded from bytes gets new stamps.
+    std::uint64_t layers_stamp = 0;
 };
 
 inline constexpr std::uint32_t kSnapshotFormatVersion = 3;
@@ -101,7 +106,8 @@ struct SnapshotAccess
 
     static Snapshot<T> take(const World<T>& world)
     {
-        Snapshot<T> snap{world.m_state, world.m_layers.base(), {}, world.m_steps, world.m_diverged, {}, {}};
+        Snapshot<T> snap{world.m_state,         world.m_layers.base(), {}, world.m_steps, world.m_diverged, {}, {},
+                         world.m_layers.m_stamp};
         snap.layers.assign(world.m_layers.m_extra.begin(), world.m_layers.m_extra.end());
         for (std::int32_t r : world.m_pending_removals)
             snap.pending_removals.push_back(std::size_t(r));
@@ -116,7 +122,7 @@ struct SnapshotAccess
         world.m_state = snap.state;
         world.m_layers.m_base = snap.constraints;
         world.m_layers.m_extra.assign(snap.layers.begin(), snap.layers.end());
-        world.m_layers.m_stamp = next_edit_stamp();
+        world.m_layers.m_stamp = snap.layers_stamp;
         world.m_steps = snap.steps;
         world.m_diverged = snap.diverged;
         world.m_pending_removals.assign(snap.pending_removals.begin(), snap.pending_removals.end());
@@ -388,8 +394,14 @@ void load(Simulation<T>& sim, std::istream& in)
         detail::fail_load("its particle count " + std::to_string(n) + " does not match its length");
 
     using A = detail::SnapshotAccess<T>;
-    Snapshot<T> snap{
-        A::blank_state(std::size_t(n), masses), DirectedConstraints4<T>(std::size_t(n)), {}, steps, diverged, {}, {}};
+    Snapshot<T> snap{A::blank_state(std::size_t(n), masses),
+                     DirectedConstraints4<T>(std::size_t(n)),
+                     {},
+                     steps,
+                     diverged,
+                     {},
+                     {},
+                     detail::next_edit_stamp()};
     for (auto* array : A::arrays(snap.state))
         r.take(array->data(), std::size_t(n) * sizeof(T), "the particle arrays");
     const auto take_slots = [&](DirectedConstraints4<T>& layer, const std::string& where) {

@@ -177,6 +177,7 @@ void add_contact_or_stretch_stage(World& w, FuzzedDataProvider& in)
             add_tethers(sim, w.cloths[in.ConsumeIntegralInRange<std::size_t>(0, w.cloths.size() - 1)],
                         TetherOptions<float>{.kind = in.ConsumeBool() ? TetherKind::geodesic : TetherKind::euclidean,
                                              .slack = any_float(in, 0.5f, 3),
+                                             .islands = in.ConsumeIntegralInRange<int>(0, 5),
                                              .name = w.next_name("tethers")});
         break;
     case 2:
