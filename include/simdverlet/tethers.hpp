@@ -196,6 +196,42 @@ int grid_height(const Cloth<T>& cloth)
     return cloth.is_grid() ? cloth.height() : 0;
 }
 
+/// The cloth's steps (cloth_steps) gathered once per recomputation: node k's steps are
+/// next[first[k], first[k + 1]) with their lengths, in the order cloth_steps visits them. Every
+/// island's search walks them, and on a grid each diagonal costs four slot scans to find.
+template <class T>
+struct StepGraph
+{
+    std::vector<std::uint32_t> first;
+    std::vector<std::uint32_t> next;
+    std::vector<T> length;
+
+    template <class Visit>
+    void steps(std::size_t k, Visit&& visit) const
+    {
+        for (std::uint32_t e = first[k]; e < first[k + 1]; ++e)
+            visit(std::size_t(next[e]), length[e]);
+    }
+};
+
+template <class T>
+StepGraph<T> step_graph(const Cloth<T>& cloth, Layers<T> c)
+{
+    StepGraph<T> g;
+    const std::size_t n = cloth.count();
+    g.first.reserve(n + 1);
+    g.first.push_back(0);
+    for (std::size_t k = 0; k < n; ++k)
+    {
+        cloth_steps(c, cloth.base(), n, grid_width(cloth), grid_height(cloth), k, [&](std::size_t next, T length) {
+            g.next.push_back(std::uint32_t(next));
+            g.length.push_back(length);
+        });
+        g.first.push_back(std::uint32_t(g.next.size()));
+    }
+    return g;
+}
+
 /// The distance to corner C of a triangle from one point source whose front reached A at `a` and B
 /// at `b`: the source unfolded into the triangle's plane, on the far side of AB from C, and its
 /// straight line to C, when that line crosses AB (otherwise the path bends at A or B, and the edges
@@ -259,7 +295,7 @@ NodeTriangles node_triangles(const Cloth<T>& cloth, Layers<T> c)
 /// Anchors joined to one another by the cloth's steps form an island. Each island's anchors in
 /// ascending order, the islands in the order of their lowest anchor.
 template <class T>
-std::vector<std::vector<std::size_t>> anchor_islands(const TetherData<T>& d, Layers<T> c)
+std::vector<std::vector<std::size_t>> anchor_islands(const TetherData<T>& d, const StepGraph<T>& graph)
 {
     const std::size_t base = d.cloth.base(), n = d.cloth.count();
     constexpr std::int32_t kUnplaced = -2; // an anchor not yet in an island; other particles are -1
@@ -281,7 +317,7 @@ std::vector<std::vector<std::size_t>> anchor_islands(const TetherData<T>& d, Lay
             const std::size_t k = stack.back();
             stack.pop_back();
             members.push_back(base + k);
-            cloth_steps(c, base, n, grid_width(d.cloth), grid_height(d.cloth), k, [&](std::size_t next, T) {
+            graph.steps(k, [&](std::size_t next, T) {
                 if (island[next] == kUnplaced)
                 {
                     island[next] = id;
@@ -307,7 +343,7 @@ std::vector<std::vector<std::size_t>> anchor_islands(const TetherData<T>& d, Lay
 /// the pose at creation: on a flat, whole sheet the straight line is the geodesic, and where the
 /// cloth curves or a cut makes the path go round, the distance along the cloth is the longer.
 template <class T>
-void nearest_along_cloth(const TetherData<T>& d, Layers<T> c, const NodeTriangles& around,
+void nearest_along_cloth(const TetherData<T>& d, Layers<T> c, const StepGraph<T>& graph, const NodeTriangles& around,
                          std::span<const std::size_t> anchors, std::span<const T> cutoff,
                          std::vector<std::int32_t>& anchor, std::vector<T>& dist)
 {
@@ -344,8 +380,7 @@ void nearest_along_cloth(const TetherData<T>& d, Layers<T> c, const NodeTriangle
         settled[k] = true;
         if (at > cutoff[k])
             continue;
-        cloth_steps(c, base, d.cloth.count(), grid_width(d.cloth), grid_height(d.cloth), k,
-                    [&](std::size_t next, T length) { offer(next, at + length, anchor[k]); });
+        graph.steps(k, [&](std::size_t next, T length) { offer(next, at + length, anchor[k]); });
         if (!mesh)
             continue;
         for (std::uint32_t n = around.first[k]; n < around.first[k + 1]; ++n)
@@ -374,9 +409,9 @@ void nearest_along_cloth(const TetherData<T>& d, Layers<T> c, const NodeTriangle
 
 /// Each particle's connected piece of the cloth, over the steps the geodesic search takes.
 template <class T>
-std::vector<std::int32_t> cloth_pieces(const TetherData<T>& d, Layers<T> c)
+std::vector<std::int32_t> cloth_pieces(const TetherData<T>& d, const StepGraph<T>& graph)
 {
-    const std::size_t base = d.cloth.base(), n = d.cloth.count();
+    const std::size_t n = d.cloth.count();
     std::vector<std::int32_t> piece(n, -1);
     std::vector<std::size_t> stack;
     std::int32_t pieces = 0;
@@ -390,7 +425,7 @@ std::vector<std::int32_t> cloth_pieces(const TetherData<T>& d, Layers<T> c)
         {
             const std::size_t k = stack.back();
             stack.pop_back();
-            cloth_steps(c, base, n, grid_width(d.cloth), grid_height(d.cloth), k, [&](std::size_t next, T) {
+            graph.steps(k, [&](std::size_t next, T) {
                 if (piece[next] < 0)
                 {
                     piece[next] = pieces;
@@ -470,13 +505,14 @@ void compute_tethers(TetherData<T>& d, const World<T>& world)
     const auto views = world.constraint_layers().views();
     const Layers<T> c(views);
     const std::size_t n = d.cloth.count(), base = d.cloth.base();
-    const auto islands = anchor_islands(d, c);
+    const StepGraph<T> graph = step_graph(d.cloth, c);
+    const auto islands = anchor_islands(d, graph);
     const int ranks = std::min(d.islands, int(islands.size()));
     RankedTethers<T> kept(ranks, n);
     std::vector<T> cutoff(n, std::numeric_limits<T>::infinity());
     const bool geodesic = d.kind == TetherKind::geodesic;
     const NodeTriangles around = geodesic && !d.cloth.is_grid() ? node_triangles(d.cloth, c) : NodeTriangles{};
-    const std::vector<std::int32_t> piece = geodesic ? std::vector<std::int32_t>{} : cloth_pieces(d, c);
+    const std::vector<std::int32_t> piece = geodesic ? std::vector<std::int32_t>{} : cloth_pieces(d, graph);
     std::vector<std::int32_t> anchor(n);
     std::vector<T> dist(n);
     for (const auto& island : islands)
@@ -484,8 +520,8 @@ void compute_tethers(TetherData<T>& d, const World<T>& world)
         std::fill(anchor.begin(), anchor.end(), -1);
         std::fill(dist.begin(), dist.end(), std::numeric_limits<T>::infinity());
         if (geodesic)
-            nearest_along_cloth(d, c, around, std::span<const std::size_t>(island), std::span<const T>(cutoff), anchor,
-                                dist);
+            nearest_along_cloth(d, c, graph, around, std::span<const std::size_t>(island), std::span<const T>(cutoff),
+                                anchor, dist);
         else
             nearest_in_pose(d, std::span<const std::size_t>(island), std::span<const std::int32_t>(piece), anchor,
                             dist);
