@@ -214,9 +214,10 @@ TEST_CASE("geodesic rest distances are exact along rows, columns and diagonals, 
 
 namespace
 {
-/// A 32 x 32 sheet at spacing 0.5 laid out horizontally (x-z) and pinned at its two top corners, the
-/// swinging peer material (stiffness 3000, one substep, one iteration), released under g = 9.81.
-template <class T>
+/// A 32 x 32 sheet at spacing 0.5 laid out horizontally (x-z) and pinned at its two top corners (or
+/// all four: a hammock), the swinging peer material (stiffness 3000, one substep, one iteration),
+/// released under g = 9.81.
+template <class T, int kCorners = 2>
 struct CornerSheet
 {
     static constexpr int kSide = 32;
@@ -229,7 +230,11 @@ struct CornerSheet
                                 .spacing = T(0.5),
                                 .stiffness = T(3000),
                                 .curvature_strength = T(0),
-                                .pinned = [](int c, int r) { return r == 0 && (c == 0 || c == kSide - 1); },
+                                .pinned =
+                                    [](int c, int r) {
+                                        return (r == 0 || (kCorners == 4 && r == kSide - 1)) &&
+                                               (c == 0 || c == kSide - 1);
+                                    },
                                 .position = [](int c, int r) { return Vec3<T>(T(0.5) * T(c), T(0), T(0.5) * T(r)); }}))
     {
     }
@@ -305,6 +310,28 @@ TEST_CASE("a sheet hung from its two top corners is tethered to both: its top ed
     CHECK(worst_over_rank(nearer.sim, nearer.cloth, loose, 0) < 1.0f + 1e-5f);
 }
 
+TEST_CASE("a hammock pinned at its four corners is tethered to all four, nearest first, and its two nearest "
+          "tethers hold exactly",
+          "[tethers]")
+{
+    CornerSheet<float, 4> hammock;
+    const auto held = add_tethers(hammock.sim, hammock.cloth, TetherOptions<float>{});
+    CHECK(held.islands() == 4);
+    const std::size_t p = hammock.cloth.index(3, 10);
+    const std::size_t top_left = hammock.cloth.index(0, 0), bottom_left = hammock.cloth.index(0, 31),
+                      top_right = hammock.cloth.index(31, 0), bottom_right = hammock.cloth.index(31, 31);
+    CHECK(held.anchor_of(p, 0) == top_left);
+    CHECK(held.anchor_of(p, 1) == bottom_left);
+    CHECK(held.anchor_of(p, 2) == top_right);
+    CHECK(held.anchor_of(p, 3) == bottom_right);
+    for (int rank = 1; rank < 4; ++rank)
+        CHECK(held.rest_distance(p, rank) >= held.rest_distance(p, rank - 1));
+    hammock.frames(120);
+    REQUIRE_FALSE(hammock.sim.diverged());
+    CHECK(worst_over_rank(hammock.sim, hammock.cloth, held, 0) < 1.0f + 1e-5f);
+    CHECK(worst_over_rank(hammock.sim, hammock.cloth, held, 1) < 1.0f + 1e-5f);
+}
+
 TEST_CASE("anchors joined by springs are one island: a pinned row is one, a row pinned in two runs is two, and a cut "
           "between the runs of a whole row makes it two",
           "[tethers]")
@@ -377,6 +404,7 @@ TEMPLATE_TEST_CASE("tethers give the same bits vector or scalar, and for any exe
     REQUIRE(simd::kLanes<TestType> > 1);
     CHECK(tethered_bits_on_every_path<SoftHangingSheet<TestType>>(TestType(1.02)) > 1000); // tethers pulled
     CHECK(tethered_bits_on_every_path<CornerSheet<TestType>>(TestType(1)) > 1000);
+    CHECK(tethered_bits_on_every_path<CornerSheet<TestType, 4>>(TestType(1)) > 1000);
 }
 
 TEST_CASE("a restored tethered sheet steps on to the same bits, its slack restored with it", "[tethers][snapshot]")

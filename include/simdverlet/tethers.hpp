@@ -75,7 +75,7 @@ struct TetherOptions
     /// particle is tethered to, the nearest anchor of each of its nearest islands. 1 keeps only the
     /// nearest anchor; a cloth pinned in one piece (a row, a waistband) has one island whatever this
     /// says. Four, as PhysX's geodesic tether cooker does: a sheet hung from two or four corners is
-    /// held from all of them (docs/performance.md measures it).
+    /// held from all of them (docs/performance.md measures two).
     int islands = 4;
     std::string name = "tethers"; ///< key in the position-projection registry and in snapshots
 };
