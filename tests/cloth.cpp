@@ -95,7 +95,7 @@ TEST_CASE("add_cloth matches the grid built by hand, bit for bit, over 200 frame
     CHECK(same_positions(by_hand, sim));
 }
 
-TEST_CASE("curvature 0.05 barely moves the sheet; 20 moves it visibly, by its own amount; 100 more", "[cloth]")
+TEST_CASE("curvature 0.05 barely moves the sheet, 20 moves it visibly, by its own amount, 100 more", "[cloth]")
 {
     const float strengths[] = {0.0f, 0.05f, 20.0f, 100.0f};
     std::vector<Simulation<float>> sims(4);
@@ -295,7 +295,7 @@ TEST_CASE("grab_nearest carries a corner with far less strain than teleporting i
     CHECK_THROWS_AS(followed.move_grabbed(hand), std::logic_error);
 }
 
-TEST_CASE("teleport arrives at rest or keeps its velocity; pin and release", "[cloth]")
+TEST_CASE("teleport arrives at rest or keeps its velocity, and pin and release", "[cloth]")
 {
     Simulation<double> sim;
     auto cloth = add_cloth(sim, {.width = 4, .height = 4, .mass = 2.0, .curvature_strength = 0.0});

@@ -92,7 +92,7 @@ TEST_CASE("a projected particle ends on the surface with the normal velocity ref
     CHECK(sim.state().velocity(0).y() == Approx(-0.2));
 }
 
-TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays; with friction 0 it slides off", "[colliders]")
+TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays, and with friction 0 it slides off", "[colliders]")
 {
     // The guide's 20 x 10 sheet at 60 x 16, flat, dropped 0.5 units onto a sphere of radius 2.5
     // whose top sits 0.25 off the sheet's centre, so nothing but friction can hold it.
@@ -168,8 +168,9 @@ TEST_CASE("a particle on an incline stays exactly put while tan(theta) <= fricti
         }
 }
 
-TEST_CASE("a sheet draped on a ball half its width with friction 0.6 settles and stays; with friction 0 it slides off",
-          "[colliders][friction]")
+TEST_CASE(
+    "a sheet draped on a ball half its width with friction 0.6 settles and stays, and with friction 0 it slides off",
+    "[colliders][friction]")
 {
     // The guide's 20 x 10 sheet (9.5 units wide) dropped flat onto a ball of radius 2.4 whose top sits
     // half a spacing off the sheet's centre, so friction alone keeps it from sliding off one side.
@@ -342,7 +343,7 @@ TEST_CASE("a penalty force in place of a projection either sinks through or laun
     }
 }
 
-TEST_CASE("pinned particles inside a shape are never moved; unit-mass states collide everywhere", "[colliders]")
+TEST_CASE("pinned particles inside a shape are never moved, and unit-mass states collide everywhere", "[colliders]")
 {
     auto sim = particle_cloud<float>();
     auto unit = particle_cloud<float>(Masses::unit);

@@ -157,7 +157,7 @@ TEST_CASE("a column parts where its spring is torn or rewired away from the cell
     }
 }
 
-TEST_CASE("a soft sheet swinging down from horizontal keeps its column springs within the bound; with tethers "
+TEST_CASE("a soft sheet swinging down from horizontal keeps its column springs within the bound, and with tethers "
           "alone they stretch tens of percent",
           "[column_limit]")
 {

@@ -217,7 +217,7 @@ TEST_CASE("a sliver triangle in a good mesh does not make the defaults diverge",
         CHECK(std::abs(cloth.position(v).y() - good_cloth.position(v).y()) < 0.05f);
 }
 
-TEST_CASE("a mesh cloth's handle speaks vertices; grid coordinates are a logic_error", "[mesh_cloth][errors]")
+TEST_CASE("a mesh cloth's handle speaks vertices, and grid coordinates are a logic_error", "[mesh_cloth][errors]")
 {
     Simulation<float> sim;
     sim.add_particle({9, 9, 9}); // the cloth does not start at particle 0

@@ -58,7 +58,7 @@ struct CirclingTargets
 } // namespace
 
 TEST_CASE("a free sheet whose targets circle every frame stays within max_distance of them after "
-          "every step; without the constraints it falls away",
+          "every step, and without the constraints it falls away",
           "[motion]")
 {
     CirclingTargets<float> held, free;

@@ -261,7 +261,7 @@ struct CoilScene
 };
 } // namespace
 
-TEST_CASE("a sheet crumpling onto a floor keeps its far particles half a thickness apart; without "
+TEST_CASE("a sheet crumpling onto a floor keeps its far particles half a thickness apart, and without "
           "self-collision they pass through each other",
           "[self_collision]")
 {
@@ -585,7 +585,7 @@ TEST_CASE("two particles closer than the thickness are pushed exactly the thickn
     CHECK(s.velocity(0).x() == Approx(-0.2 * 2.0 / 3.0).epsilon(1e-12));
 }
 
-TEST_CASE("pairs joined by a spring are left to the spring; pairs two springs apart collide", "[self_collision]")
+TEST_CASE("pairs joined by a spring are left to the spring, and pairs two springs apart collide", "[self_collision]")
 {
     // A three-node rope folded so that its ends sit 0.1 apart, its segments 0.3 long: with a
     // thickness of 0.4, the spring-joined pairs are closer than the thickness and untouched; the
@@ -671,7 +671,7 @@ TEST_CASE("a collider registered after self-collision has the last word", "[self
     CHECK(sim.state().position(1).y() == Approx(-0.35).epsilon(1e-12));
 }
 
-TEST_CASE("static friction between layers holds a particle on an incline with tan(theta) <= mu; above "
+TEST_CASE("static friction between layers holds a particle on an incline with tan(theta) <= mu, and above "
           "it slides",
           "[self_collision]")
 {

@@ -410,7 +410,7 @@ TEST_CASE("constraint layers are part of a snapshot: restore or load, then step,
 }
 
 TEST_CASE("a restore gives the constraints back the edit stamp they had when the snapshot was taken, so a restore "
-          "with no edit between changes no stamp and stages keep what they derived; a load gives a new one",
+          "with no edit between changes no stamp and stages keep what they derived, and a load gives a new one",
           "[snapshot][layers]")
 {
     Simulation<float> sim;

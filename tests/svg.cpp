@@ -199,7 +199,7 @@ TEST_CASE("a plot has its axes, a legend entry per series, and gaps where values
     CHECK(occurrences(doc, "<polyline") == 3);
 }
 
-TEST_CASE("a fitted window leaves collider outlines out; a set window is used as given", "[svg]")
+TEST_CASE("a fitted window leaves collider outlines out, and a set window is used as given", "[svg]")
 {
     svg::Figure figure;
     auto& panel = figure.add_panel();

@@ -70,7 +70,7 @@ T worst_over_limit(const Simulation<T>& sim, const Cloth<T>& cloth, const Tether
 }
 } // namespace
 
-TEST_CASE("a soft sheet hung from its top row stretches tens of percent without tethers; with them no "
+TEST_CASE("a soft sheet hung from its top row stretches tens of percent without tethers, and with them no "
           "particle ends more than 0.5 % past its rest distance below its anchor",
           "[tethers]")
 {
@@ -274,10 +274,11 @@ T worst_over_rank(const Simulation<T>& sim, const Cloth<T>& cloth, const Tethers
 }
 } // namespace
 
-TEST_CASE("a sheet hung from its two top corners is tethered to both: its top edge, exactly as long as the corners "
-          "are apart, stays straight, and no particle ends past its reach of either corner; tethered to the nearer "
-          "corner alone, the edge sags",
-          "[tethers]")
+TEST_CASE(
+    "a sheet hung from its two top corners is tethered to both: its top edge, exactly as long as the corners "
+    "are apart, stays straight, and no particle ends past its reach of either corner, where tethered to the nearer "
+    "corner alone, the edge sags",
+    "[tethers]")
 {
     CornerSheet<float> both, nearer;
     const auto held = add_tethers(both.sim, both.cloth, TetherOptions<float>{});

@@ -57,7 +57,7 @@ TEST_CASE("a sheet held at its top edge sails further in a stronger wind", "[win
         CHECK(deflection[n] > deflection[n - 1] + 0.2);
 }
 
-TEST_CASE("face-on, a sheet feels pressure x area x speed^2, shared by the triangles' corners; edge-on only skin "
+TEST_CASE("face-on, a sheet feels pressure x area x speed^2, shared by the triangles' corners, and edge-on only skin "
           "friction x area x speed^2",
           "[wind]")
 {
