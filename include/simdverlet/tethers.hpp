@@ -488,9 +488,9 @@ struct RankedTethers
             return;
         }
     }
-    /// The distance of particle k's last kept island: an island farther than this is kept by none
-    /// of the particles reached through k.
-    T farthest(std::size_t k) const { return dist[anchor.size() - count + k]; }
+    /// Each particle's last kept island's distance (infinity while it keeps fewer): an island
+    /// farther than that is kept by none of the particles reached through it.
+    std::span<const T> farthest() const { return std::span<const T>(dist).subspan(dist.size() - count); }
 
     std::size_t count;
     std::vector<std::int32_t> anchor;
@@ -509,7 +509,6 @@ void compute_tethers(TetherData<T>& d, const World<T>& world)
     const auto islands = anchor_islands(d, graph);
     const int ranks = std::min(d.islands, int(islands.size()));
     RankedTethers<T> kept(ranks, n);
-    std::vector<T> cutoff(n, std::numeric_limits<T>::infinity());
     const bool geodesic = d.kind == TetherKind::geodesic;
     const NodeTriangles around = geodesic && !d.cloth.is_grid() ? node_triangles(d.cloth, c) : NodeTriangles{};
     const std::vector<std::int32_t> piece = geodesic ? std::vector<std::int32_t>{} : cloth_pieces(d, graph);
@@ -520,17 +519,14 @@ void compute_tethers(TetherData<T>& d, const World<T>& world)
         std::fill(anchor.begin(), anchor.end(), -1);
         std::fill(dist.begin(), dist.end(), std::numeric_limits<T>::infinity());
         if (geodesic)
-            nearest_along_cloth(d, c, graph, around, std::span<const std::size_t>(island), std::span<const T>(cutoff),
-                                anchor, dist);
+            nearest_along_cloth(d, c, graph, around, std::span<const std::size_t>(island), kept.farthest(), anchor,
+                                dist);
         else
             nearest_in_pose(d, std::span<const std::size_t>(island), std::span<const std::int32_t>(piece), anchor,
                             dist);
         for (std::size_t k = 0; k < n; ++k)
             if (anchor[k] >= 0)
-            {
                 kept.offer(k, anchor[k], dist[k]);
-                cutoff[k] = kept.farthest(k);
-            }
     }
     // An anchor hangs from itself alone. Tethered to another island, one that is not pinned would
     // move within the pass while other particles read it as their anchor.
@@ -546,15 +542,15 @@ void compute_tethers(TetherData<T>& d, const World<T>& world)
     d.island_count = int(islands.size());
     d.anchor_of.assign(std::size_t(ranks) * d.span, -1);
     d.rest.assign(std::size_t(ranks) * d.span, T(0));
-    d.tethered = 0;
     for (std::size_t r = 0; r < std::size_t(ranks); ++r)
         for (std::size_t k = 0; k < n; ++k)
             if (kept.anchor[r * n + k] >= 0)
             {
                 d.anchor_of[r * d.span + base + k - d.first] = kept.anchor[r * n + k];
                 d.rest[r * d.span + base + k - d.first] = kept.dist[r * n + k];
-                d.tethered += r == 0 ? 1 : 0;
             }
+    d.tethered = int(std::count_if(kept.anchor.begin(), kept.anchor.begin() + std::ptrdiff_t(n),
+                                   [](std::int32_t a) { return a >= 0; }));
     d.stamp = world.constraint_layers().edit_stamp();
     d.computed = true;
 }
