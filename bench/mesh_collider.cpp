@@ -177,6 +177,83 @@ void BM_mesh_collider_pass(benchmark::State& bench)
                                                            benchmark::Counter::kIsIterationInvariantRate);
     bench.SetLabel(std::string(drape.mesh->vectorized ? simd::arch_name() : "scalar") + (tiles ? ", tiles" : ""));
 }
+
+/// What a separate per-substep pass over the draped sheet must cost at the least, whatever it
+/// computes: it reads each particle's positions and inverse mass (7 floats, all a block with no
+/// triangle in reach needs), then the box its motion was predicted to stay in (6 more: the stray
+/// test of a particle with a contact plane), then the plane and its mode (5 more). Each kind of
+/// pass here reads those arrays for every particle and counts the lanes its test finds, with no
+/// response: a floor for the projection, timed in the same run as the cloth's own substep.
+void BM_mesh_collider_floor(benchmark::State& bench)
+{
+    const int reads = int(bench.range(0)); // 7, 13 or 18 floats a particle
+    Drape drape(1);
+    auto& state = drape.sim.state();
+    const std::size_t n = state.size();
+    const auto x = state.x(), y = state.y(), z = state.z(), px = state.px(), py = state.py(), pz = state.pz();
+    const auto w = state.inv_mass();
+    // Boxes and planes as a plan would hold them: around each particle, the plane just below it.
+    std::array<std::vector<float>, 3> lo, hi, nrm;
+    std::vector<float> offset(n), mode(n);
+    for (int k = 0; k < 3; ++k)
+    {
+        const auto c = k == 0 ? x : k == 1 ? y : z;
+        lo[std::size_t(k)].assign(c.begin(), c.end());
+        hi[std::size_t(k)].assign(c.begin(), c.end());
+        nrm[std::size_t(k)].assign(n, k == 1 ? -1.0f : 0.0f);
+        for (std::size_t i = 0; i < n; ++i)
+            lo[std::size_t(k)][i] -= 0.1f, hi[std::size_t(k)][i] += 0.1f;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        offset[i] = -y[i] - 0.2f, mode[i] = float(i % 3 == 0);
+    using B = simd::Batch<float, xsimd::default_arch>;
+    constexpr std::size_t L = B::size; // n is a multiple: the sheet has 65 536 particles
+    const B big(1e6f), zero(0.0f), plane(1.0f);
+    const float *lx = lo[0].data(), *ly = lo[1].data(), *lz = lo[2].data();
+    const float *hx = hi[0].data(), *hy = hi[1].data(), *hz = hi[2].data();
+    const float *nx = nrm[0].data(), *ny = nrm[1].data(), *nz = nrm[2].data();
+    std::uint64_t found = 0;
+    const auto pass = [&] {
+        std::uint64_t count = 0;
+        for (std::size_t i = 0; i < n; i += L)
+        {
+            const auto at = [i](const float* a) { return simd::load_at<B>(a + i); };
+            const B bx = at(x.data()), by = at(y.data()), bz = at(z.data());
+            const B bpx = at(px.data()), bpy = at(py.data()), bpz = at(pz.data());
+            const auto movable = w.empty() ? (zero == zero) : (at(w.data()) != zero);
+            auto found_here = (bx > big) || (by > big) || (bz > big) || (bpx > big) || (bpy > big) || (bpz > big);
+            if (reads >= 13)
+            {
+                const B x0 = at(lx), y0 = at(ly), z0 = at(lz), x1 = at(hx), y1 = at(hy), z1 = at(hz);
+                found_here = found_here || (bx < x0) || (bx > x1) || (by < y0) || (by > y1) || (bz < z0) || (bz > z1) ||
+                             (bpx < x0) || (bpx > x1) || (bpy < y0) || (bpy > y1) || (bpz < z0) || (bpz > z1);
+            }
+            if (reads == 18)
+            {
+                const B depth = at(offset.data()) - (at(nx) * bx + at(ny) * by + at(nz) * bz);
+                found_here = found_here || ((at(mode.data()) == plane) && (depth > zero));
+            }
+            count += std::uint64_t(simd::count(movable && found_here));
+        }
+        found += count;
+    };
+    // The cloth's own substep on the same state, as BM_mesh_collider_parts measures it.
+    drape.mesh->enabled = false;
+    const State3<float> original = state;
+    const double frame = benchmarking::seconds_per_iteration(
+        bench, [&] { drape.sim.step(kFrame); }, [&] { drape.sim.state() = original; });
+    bench.counters["cloth_substep_ms"] = 1e3 * frame / double(kFrame.substeps);
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    const int passes = 2000;
+    for (int k = 0; k < passes; ++k)
+        pass();
+    const double one = std::chrono::duration<double>(Clock::now() - start).count() / passes;
+    benchmark::DoNotOptimize(found);
+    bench.counters["pass_ms"] = 1e3 * one;
+    bench.counters["pass/cloth_substep"] = one / (frame / double(kFrame.substeps));
+    bench.SetLabel(std::to_string(reads) + " floats a particle");
+}
 } // namespace
 
 BENCHMARK(BM_mesh_collider_pass)
@@ -185,6 +262,7 @@ BENCHMARK(BM_mesh_collider_pass)
     ->Args({1, 0})
     ->Args({0, 0})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mesh_collider_floor)->ArgName("reads")->Arg(7)->Arg(13)->Arg(18)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mesh_collider_parts)
     ->ArgNames({"per_call", "threads", "tiles"})
     ->Args({1, 1, 1})
