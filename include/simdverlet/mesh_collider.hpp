@@ -618,7 +618,13 @@ class TriangleMeshCollider : public Collider<T>
         const V &nx = normal.nx, &ny = normal.ny, &nz = normal.nz;
         // n . the closest point
         const V foot = nx * (p.px - nearest.qx) + ny * (p.py - nearest.qy) + nz * (p.pz - nearest.qz);
-        // How far the triangles near the box stand in front of the plane through the closest point.
+        // How far the triangles near the box stand in front of the plane through the closest point,
+        // counting only their points within the particle's reach from the box: those lie within
+        // far2 of px, so on a triangle's plane within the disk that ball cuts from it. Its whole
+        // triangle would count the far corners of a neighbour across a shallow concave crease
+        // (a mesh's smooth hollow) and send the lane to the exact tests.
+        const V n_px = nx * p.px + ny * p.py + nz * p.pz;
+        const V tolerance(kPlaneTolerance * m_reach);
         V ahead(std::numeric_limits<T>::lowest());
         for (std::size_t at = 0; at < faces.size(); ++at)
         {
@@ -630,16 +636,35 @@ class TriangleMeshCollider : public Collider<T>
             const V na = nx * V(f.a[0]) + ny * V(f.a[1]) + nz * V(f.a[2]);
             const V n1 = nx * V(f.e1[0]) + ny * V(f.e1[1]) + nz * V(f.e1[2]);
             const V n2 = nx * V(f.e2[0]) + ny * V(f.e2[1]) + nz * V(f.e2[2]);
-            const V most = na + simd::max(zero, simd::max(n1, n2)) - foot;
+            V most = na + simd::max(zero, simd::max(n1, n2)) - foot; // its corners
+            // The disk's bound costs two roots: only where the corners' would spoil the plane.
+            if (simd::any(near && (most > tolerance)))
+                most = simd::min(most, disk_most(f, p, nx, ny, nz, n_px, far2) - foot);
             ahead = simd::select(near, simd::max(ahead, most), ahead);
         }
-        const V mode = simd::select(found, simd::select(ahead <= V(kPlaneTolerance * m_reach), V(kPlane), V(kExact)),
-                                    V(kNoContact));
+        const V mode = simd::select(found, simd::select(ahead <= tolerance, V(kPlane), V(kExact)), V(kNoContact));
         store_lanes(plan.mode, i, lanes, mode);
         store_lanes(plan.n[0], i, lanes, nx);
         store_lanes(plan.n[1], i, lanes, ny);
         store_lanes(plan.n[2], i, lanes, nz);
         store_lanes(plan.offset, i, lanes, foot + reach);
+    }
+
+    /// The most n . q over the points q of face f's plane within sqrt(r2) of px, for n . px =
+    /// n_px: they form a disk around px's foot on that plane, whose radius shrinks with px's
+    /// distance from it, and n rises across the disk by the sine of its angle to the face's normal.
+    /// A bound for the face's own points there; either sign of the face's normal gives the same.
+    template <class V>
+    static V disk_most(const detail::Face<T>& f, const kernels::ParticleLanes<V>& p, const V& nx, const V& ny,
+                       const V& nz, const V& n_px, const V& r2)
+    {
+        const V zero(T(0));
+        const V fx(f.n[0]), fy(f.n[1]), fz(f.n[2]);
+        const V cos = nx * fx + ny * fy + nz * fz;
+        const V height = (p.px - V(f.a[0])) * fx + (p.py - V(f.a[1])) * fy + (p.pz - V(f.a[2])) * fz;
+        const V radius = simd::sqrt(simd::max(zero, r2 - height * height));
+        const V sin = simd::sqrt(simd::max(zero, V(T(1)) - cos * cos));
+        return n_px - height * cos + radius * sin;
     }
 
     /// One pass of lanes `movable` under the call's plan: a lane that left its box is planned
