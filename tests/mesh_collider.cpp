@@ -908,6 +908,67 @@ TEST_CASE("beads sliding into a concave crease per call keep three quarters of t
     }
 }
 
+TEST_CASE("a particle pushed within its tile but out of its run's box above a ridge takes the same bits in tiles "
+          "and in runs",
+          "[mesh][tiles]")
+{
+    // A sheet of 16 x 4 falling slowly, without gravity, just clear of the ridge of a roof for the
+    // whole call: no block has a triangle within reach, so every block skips its substeps while
+    // its particles stay inside its box. In the second substep a stage before the collider moves
+    // one particle a row over and doubles its fall: still inside its tile's box (four rows) but
+    // out of its run's (one row) and out of its own, so that its fall now reaches the ridge.
+    using T = float; // four rows of four lanes on AVX-512
+    REQUIRE(simd::kLanes<T> > 1);
+    if (simd::kTileRows<T, xsimd::default_arch> < 2)
+        WARN("batches of " << simd::kLanes<T> << " lanes hold one row: tiles are not used");
+    const T thickness = 0.05f, spacing = 0.1f, fall = 0.02f; // fall: a substep's
+    TriangleMesh<T> ridge;
+    for (const auto& v : roof(20.0).vertices)
+        ridge.vertices.push_back(v.cast<T>());
+    ridge.triangles = roof(20.0).triangles;
+    const std::size_t pushed = 2; // column 2 of row 0
+    const auto drop = [&](bool vectorized, bool tiles) {
+        Simulation<T> sim;
+        sim.set_vectorized(vectorized);
+        // Clear of the reach by 0.1 at the call's end (the fall, the plan's slack, the reach), so
+        // that the lists' own slack finds no triangle either.
+        const T y0 = -(6 * fall + thickness / 4 + thickness + 0.1f);
+        for (int r = 0; r < 4; ++r)
+            for (int c = 0; c < 16; ++c)
+            {
+                const auto i = std::size_t(sim.add_particle({0.01f + spacing * T(c - 2), y0, spacing * T(r)}));
+                sim.state().set_velocity(i, {0, fall, 0});
+            }
+        int passes = 0;
+        sim.add_position_projection("push", [&](State3<T>& st, T) {
+            if (++passes != 2)
+                return;
+            const Vec3<T> v = st.velocity(pushed);
+            st.set_position(pushed, st.position(pushed) + Vec3<T>(0, 2 * fall, spacing));
+            st.set_velocity(pushed, v + Vec3<T>(0, 2 * fall, 0));
+        });
+        auto world = add_colliders(sim, {}, collider_of(ridge, thickness, true, {.friction = 0.2}));
+        auto& mesh = static_cast<TriangleMeshCollider<T>&>(world[0]);
+        if (tiles)
+            mesh.set_particle_grids({{.first = 0, .width = 16, .height = 4}});
+        for (int frame = 0; frame < 3; ++frame)
+            sim.step({.dt = 1.0f / 60, .damping = 1.0f, .gravity = {0, 0, 0}, .iterations = 0, .substeps = 6});
+        return sim;
+    };
+    const auto runs = drop(true, false);
+    const auto tiles = drop(true, true);
+    const auto scalar = drop(false, false);
+    std::printf("pushed particle: runs (%.9f, %.9f), tiles (%.9f, %.9f), scalar (%.9f, %.9f)\n",
+                double(runs.state().position(pushed).x()), double(runs.state().position(pushed).y()),
+                double(tiles.state().position(pushed).x()), double(tiles.state().position(pushed).y()),
+                double(scalar.state().position(pushed).x()), double(scalar.state().position(pushed).y()));
+    CHECK(same_positions(runs, scalar));
+    CHECK(same_positions(tiles, scalar));
+    // It reached the ridge and was held at the reach.
+    CHECK(distance_to_mesh(scalar.state().position(pushed), ridge) >= 0.75 * thickness);
+    CHECK(distance_to_mesh(scalar.state().position(pushed), ridge) < 1.5 * thickness);
+}
+
 TEST_CASE("a garment on a walking body mesh never ends a call inside it, at 6 substeps", "[mesh][swept]")
 {
     // A character-sized body: an icosphere of radius 0.5 (320 triangles) bobbing along a circle

@@ -328,10 +328,12 @@ class TriangleMeshCollider : public Collider<T>
 
     /// Particles [begin, end) against their plans for the call, made here for a block whose plan
     /// is not this call's. A block with no triangle within reach of its box (most of a cloth
-    /// hanging beside a body) costs a box test while all its particles stay inside: then none of
-    /// them can touch the mesh, whatever its own plan says. The test takes the whole block before
-    /// any particle responds, so the vector path (a batch at a time) and the scalar twin (a
-    /// particle at a time) decide alike.
+    /// hanging beside a body) costs a test of each particle against its own box while all of them
+    /// stay inside: then every plan says no contact, and none is made again. Not against the
+    /// block's box: a particle that leaves its own but not the block's is planned again (its new
+    /// box may reach the mesh), and when must not depend on which particles share its block (a
+    /// tile's or a run's). The test takes the whole block before any particle responds, so the
+    /// vector path (a batch at a time) and the scalar twin (a particle at a time) decide alike.
     int project_planned(const StateArrays<T>& s, std::size_t begin, std::size_t end)
     {
         int touched = 0;
@@ -342,7 +344,7 @@ class TriangleMeshCollider : public Collider<T>
             const bool fresh = !planned_now(block);
             if (fresh)
                 plan_block(s, b, e, block); // its box holds every particle's substep
-            if (block.faces.empty() && (fresh || !strayed(s, b, e, block.box)))
+            if (block.faces.empty() && (fresh || !strayed(s, b, e)))
                 continue;
             touched += this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
                 return follow_plan(m_plan, p, movable, i, block);
@@ -373,7 +375,7 @@ class TriangleMeshCollider : public Collider<T>
                     const bool fresh = !planned_now(block);
                     if (fresh)
                         plan_lanes(g.plan, p, movable, i, i + kTileLanes, block);
-                    if (block.faces.empty() && (fresh || !simd::any(outside(p, movable, block.box))))
+                    if (block.faces.empty() && (fresh || !simd::any(outside_plans(g.plan, p, movable, i))))
                         return M(false);
                     return follow_plan(g.plan, p, movable, i, block);
                 });
@@ -392,21 +394,26 @@ class TriangleMeshCollider : public Collider<T>
         return lanes && !(inside(0, p.x, p.px) && inside(1, p.y, p.py) && inside(2, p.z, p.pz));
     }
 
-    /// Lanes of `lanes` outside `box`, one box for all of them.
+    /// Lanes of `lanes` outside the boxes their plans at plan[i...] were made for.
     template <class V, class M>
-    static M outside(const kernels::ParticleLanes<V>& p, const M& lanes, const detail::Bounds<T>& box)
+    static M outside_plans(const CallPlan& plan, const kernels::ParticleLanes<V>& p, const M& lanes, std::size_t i)
     {
-        const V lo[3] = {V(box.lo[0]), V(box.lo[1]), V(box.lo[2])};
-        const V hi[3] = {V(box.hi[0]), V(box.hi[1]), V(box.hi[2])};
+        V lo[3], hi[3];
+        for (int k = 0; k < 3; ++k)
+        {
+            lo[k] = simd::load_at<V>(plan.lo[k].data() + i);
+            hi[k] = simd::load_at<V>(plan.hi[k].data() + i);
+        }
         return outside(p, lanes, lo, hi);
     }
 
-    /// Whether a movable particle of [b, e) is outside `box` at either end of its substep.
-    bool strayed(const StateArrays<T>& s, std::size_t b, std::size_t e, const detail::Bounds<T>& box) const
+    /// Whether a movable particle of [b, e) is outside the box its plan was made for, at either
+    /// end of its substep.
+    bool strayed(const StateArrays<T>& s, std::size_t b, std::size_t e) const
     {
         bool out = false;
-        this->run(s, b, e, [&](auto& p, const auto& movable) {
-            out = out || simd::any(outside(p, movable, box));
+        this->run(s, b, e, [&](auto& p, const auto& movable, std::size_t i) {
+            out = out || simd::any(outside_plans(m_plan, p, movable, i));
             return movable && !movable; // reads only
         });
         return out;
@@ -673,13 +680,7 @@ class TriangleMeshCollider : public Collider<T>
     template <class V, class M>
     M follow_plan(CallPlan& plan, kernels::ParticleLanes<V>& p, const M& movable, std::size_t i, PlanBlock& block)
     {
-        V lo[3], hi[3];
-        for (int k = 0; k < 3; ++k)
-        {
-            lo[k] = simd::load_at<V>(plan.lo[k].data() + i);
-            hi[k] = simd::load_at<V>(plan.hi[k].data() + i);
-        }
-        const M stray = outside(p, movable, lo, hi);
+        const M stray = outside_plans(plan, p, movable, i);
         if (simd::any(stray))
         {
             predict_boxes(plan, p, stray, i);
