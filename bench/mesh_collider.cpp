@@ -179,9 +179,9 @@ void BM_mesh_collider_pass(benchmark::State& bench)
 }
 
 /// What a separate per-substep pass over the draped sheet must cost at the least, whatever it
-/// computes: it reads each particle's positions and inverse mass (7 floats, all a block with no
-/// triangle in reach needs), then the box its motion was predicted to stay in (6 more: the stray
-/// test of a particle with a contact plane), then the plane and its mode (5 more). Each kind of
+/// computes: it reads each particle's positions and inverse mass (7 floats), then the box its
+/// motion was predicted to stay in (6 more: the stray test, which a block with no triangle in
+/// reach needs too), then the plane and its mode (5 more). Each kind of
 /// pass here reads those arrays for every particle and counts the lanes its test finds, with no
 /// response: a floor for the projection, timed in the same run as the cloth's own substep.
 void BM_mesh_collider_floor(benchmark::State& bench)
