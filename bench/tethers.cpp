@@ -31,8 +31,35 @@ using namespace simdverlet;
 struct SwingResult
 {
     double peak = 0, late = 0;
-    double ms_per_frame = 0; ///< the steps alone, wall clock
+    double late_stretch = 0, late_compression = 0; ///< the two sides of `late`
+    double ms_per_frame = 0;                       ///< the steps alone, wall clock
 };
+
+/// The worst stretch and the worst compression of a sheet's springs, as fractions of rest length.
+struct Strains
+{
+    double stretch = 0, compression = 0;
+};
+
+/// Strains of every live spring, read the way peak_strain reads them (whose value is the larger of
+/// the two).
+Strains spring_strains(const Simulation<float>& sim)
+{
+    const auto& s = sim.state();
+    Strains worst;
+    for (std::size_t i = 0; i < sim.size(); ++i)
+        sim.constraint_layers().for_each_wired(i, [&](SlotRef, std::int32_t neighbour, float rest, float stiffness) {
+            if (stiffness == 0.0f || !(rest > 0.0f))
+                return;
+            const auto j = std::size_t(neighbour);
+            const double dx = double(s.x()[i]) - double(s.x()[j]), dy = double(s.y()[i]) - double(s.y()[j]),
+                         dz = double(s.z()[i]) - double(s.z()[j]);
+            const double strain = (std::sqrt(dx * dx + dy * dy + dz * dz) - double(rest)) / double(rest);
+            worst.stretch = std::max(worst.stretch, strain);
+            worst.compression = std::max(worst.compression, -strain);
+        });
+    return worst;
+}
 
 /// How a swinging sheet is pinned: along its top row (row 0, the benchmark's), its left column,
 /// its two top corners or one of them.
@@ -79,8 +106,9 @@ Cloth<float> add_swinging_sheet(Simulation<float>& sim, int side, float spacing,
          .position = [spacing](int c, int r) { return Vec3<float>(spacing * float(c), 0.0f, spacing * float(r)); }});
 }
 
-/// Steps `sim` `frames` frames, timing the steps alone: `strain(sim)` is read between frames with
-/// the benchmark's timer paused, its worst kept for the whole run and for the last 60 frames.
+/// Steps `sim` `frames` frames, timing the steps alone: `strain(sim)` (Strains) is read between
+/// frames with the benchmark's timer paused, its worst kept for the whole run and for the last 60
+/// frames.
 template <class Strain>
 SwingResult time_frames(benchmark::State& bench, Simulation<float>& sim, const StepParams<float>& step, int frames,
                         Strain strain)
@@ -94,10 +122,14 @@ SwingResult time_frames(benchmark::State& bench, Simulation<float>& sim, const S
         sim.step(step);
         stepping += Clock::now() - start;
         bench.PauseTiming();
-        const double now = strain(sim);
-        r.peak = std::max(r.peak, now);
+        const Strains now = strain(sim);
+        r.peak = std::max({r.peak, now.stretch, now.compression});
         if (frame >= frames - 60)
-            r.late = std::max(r.late, now);
+        {
+            r.late_stretch = std::max(r.late_stretch, now.stretch);
+            r.late_compression = std::max(r.late_compression, now.compression);
+            r.late = std::max(r.late_stretch, r.late_compression);
+        }
         bench.ResumeTiming();
     }
     if (sim.diverged())
@@ -116,7 +148,7 @@ SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffn
     const auto sheet = add_swinging_sheet(sim, side, spacing, stiffness, pinning);
     setup(sim, sheet);
     benchmarking::use_threads(sim, threads);
-    return time_frames(bench, sim, step, frames, [](const Simulation<float>& s) { return peak_strain(s); });
+    return time_frames(bench, sim, step, frames, spring_strains);
 }
 
 std::string percent(double v)
@@ -182,22 +214,14 @@ void BM_hanging_256_tethers(benchmark::State& bench)
         (solves > 0 ? ", column limit " + percent(bound) + " x " + std::to_string(solves) : ""));
 }
 
-/// The irregular mesh cloth of BM_mesh_cloth (cells x cells cells at spacing 0.5, valences 4 to 8),
-/// laid out horizontally, pinned along its top edge (or at its two top corners) and released: the
-/// peer material at stiffness 600 (one substep is stable up to about 700 on this mesh), tethers,
-/// strain limit at 1 % both ways, 600 frames. Reports the peak strain of its stretch springs (the
-/// triangles' edges) in the swing and in the tenth second, and the time per frame. Args: cells,
-/// passes (0: tethers alone), threads, two corners (0/1), cloth form (1: the cloth's edges only; 0:
-/// every spring, bend springs too), and the islands of anchors each particle is tethered to (the
-/// stage's default 4, or 1: the nearest anchor alone).
-void BM_mesh_strain_limit(benchmark::State& bench)
+/// Swings the irregular mesh cloth of BM_mesh_cloth (cells x cells cells at spacing 0.5, valences
+/// 4 to 8), laid out horizontally, pinned along its top edge (or at its two top corners) and
+/// released: the peer material at stiffness 600 (one substep is stable up to about 700 on this
+/// mesh), tethers to `islands` islands of anchors, 600 frames; `limit(sim, cloth)` adds the strain
+/// limit. Measures the strain of its stretch springs (the triangles' edges).
+template <class Limit>
+SwingResult swing_mesh(benchmark::State& bench, int cells, bool corners, int islands, int threads, Limit limit)
 {
-    const int cells = int(bench.range(0));
-    const int passes = int(bench.range(1));
-    const int threads = int(bench.range(2));
-    const bool corners = bench.range(3) != 0;
-    const bool cloth_form = bench.range(4) != 0;
-    const int islands = int(bench.range(5));
     auto mesh = testing::sheet_mesh<float>(cells, 0.5f * float(cells), true, 2024);
     const float side = 0.5f * float(cells);
     const auto pinned = [&](std::size_t v) {
@@ -209,46 +233,109 @@ void BM_mesh_strain_limit(benchmark::State& bench)
         v = Vec3<float>(v.x(), 0.0f, v.y());
     const StepParams<float> step{.dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1};
     constexpr int kFrames = 600;
+    Simulation<float> sim;
+    const auto cloth = add_mesh_cloth(sim, {.mesh = flat, .stiffness = 600, .mass_per_area = 4, .pinned = pinned});
+    add_tethers(sim, cloth, TetherOptions<float>{.islands = islands});
+    limit(sim, cloth);
+    benchmarking::use_threads(sim, threads);
+    std::set<std::pair<std::size_t, std::size_t>> unique;
+    for (const auto& t : cloth.triangles())
+        for (std::size_t k = 0; k < 3; ++k)
+        {
+            const std::size_t a = cloth.index(std::size_t(t[k])), b = cloth.index(std::size_t(t[(k + 1) % 3]));
+            unique.insert({std::min(a, b), std::max(a, b)});
+        }
+    const std::vector<std::pair<std::size_t, std::size_t>> edges(unique.begin(), unique.end());
+    std::vector<double> rest;
+    for (const auto& [a, b] : edges)
+        rest.push_back(double((sim.state().position(a) - sim.state().position(b)).norm()));
+    return time_frames(bench, sim, step, kFrames, [&](const Simulation<float>& s) {
+        Strains worst;
+        for (std::size_t e = 0; e < edges.size(); ++e)
+        {
+            const auto [i, j] = edges[e];
+            const double strain = (double((s.state().position(i) - s.state().position(j)).norm()) - rest[e]) / rest[e];
+            worst.stretch = std::max(worst.stretch, strain);
+            worst.compression = std::max(worst.compression, -strain);
+        }
+        return worst;
+    });
+}
+
+/// swing_mesh with the strain limit at 1 % both ways. Reports the peak strain of the triangles'
+/// edges in the swing and in the tenth second, and the time per frame. Args: cells, passes (0:
+/// tethers alone), threads, two corners (0/1), cloth form (1: the cloth's edges only; 0: every
+/// spring, bend springs too), and the islands of anchors each particle is tethered to (the stage's
+/// default 4, or 1: the nearest anchor alone).
+void BM_mesh_strain_limit(benchmark::State& bench)
+{
+    const int cells = int(bench.range(0));
+    const int passes = int(bench.range(1));
+    const int threads = int(bench.range(2));
+    const bool corners = bench.range(3) != 0;
+    const bool cloth_form = bench.range(4) != 0;
+    const int islands = int(bench.range(5));
     SwingResult r;
     for (auto _ : bench)
-    {
-        Simulation<float> sim;
-        const auto cloth = add_mesh_cloth(sim, {.mesh = flat, .stiffness = 600, .mass_per_area = 4, .pinned = pinned});
-        add_tethers(sim, cloth, TetherOptions<float>{.islands = islands});
-        const StrainLimitOptions<float> options{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes};
-        if (passes > 0 && cloth_form)
-            add_strain_limit(sim, cloth, options);
-        else if (passes > 0)
-            add_strain_limit(sim, options);
-        benchmarking::use_threads(sim, threads);
-        std::set<std::pair<std::size_t, std::size_t>> unique;
-        for (const auto& t : cloth.triangles())
-            for (std::size_t k = 0; k < 3; ++k)
-            {
-                const std::size_t a = cloth.index(std::size_t(t[k])), b = cloth.index(std::size_t(t[(k + 1) % 3]));
-                unique.insert({std::min(a, b), std::max(a, b)});
-            }
-        const std::vector<std::pair<std::size_t, std::size_t>> edges(unique.begin(), unique.end());
-        std::vector<double> rest;
-        for (const auto& [a, b] : edges)
-            rest.push_back(double((sim.state().position(a) - sim.state().position(b)).norm()));
-        r = time_frames(bench, sim, step, kFrames, [&](const Simulation<float>& s) {
-            double worst = 0;
-            for (std::size_t e = 0; e < edges.size(); ++e)
-            {
-                const auto [i, j] = edges[e];
-                const double length = double((s.state().position(i) - s.state().position(j)).norm());
-                worst = std::max(worst, std::abs(length - rest[e]) / rest[e]);
-            }
-            return worst;
+        r = swing_mesh(bench, cells, corners, islands, threads, [&](Simulation<float>& sim, const Cloth<float>& cloth) {
+            const StrainLimitOptions<float> options{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes};
+            if (passes > 0 && cloth_form)
+                add_strain_limit(sim, cloth, options);
+            else if (passes > 0)
+                add_strain_limit(sim, options);
         });
-    }
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;
     bench.counters["tenth_second"] = r.late;
     bench.SetLabel(std::string(corners ? "two top corners" : "top edge") + ": edges peak " + percent(r.peak) +
                    ", tenth second " + percent(r.late) + (cloth_form ? ", cloth form" : ", every spring") +
                    (islands == 1 ? ", tethers to the nearest anchor" : ""));
+}
+
+/// Over-relaxed chain passes against exact ones: each solve's moves scaled by `relax10` / 10
+/// (detail::LimitScheme::relaxation). Scenes: 0-3 the swinging 256 x 256 peer sheet (stiffness
+/// 3 000, one substep, tethers, bounds 1 % both ways) pinned as Pinning says; 4 and 5 the 65 536-vertex
+/// mesh of BM_mesh_strain_limit from its top edge and from its two top corners. Counters: peak and
+/// tenth second as in the other swings, and the tenth second's worst stretch and worst compression
+/// apart. Args: scene, passes, relax10.
+void BM_strain_limit_relaxed(benchmark::State& bench)
+{
+    const int scene = int(bench.range(0));
+    const int passes = int(bench.range(1));
+    const float relaxation = float(bench.range(2)) / 10.0f;
+    const StrainLimitOptions<float> options{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes};
+    const auto relax = [&](const StrainLimit<float>& limit) {
+        detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
+    };
+    const StepParams<float> step{.dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1};
+    SwingResult r;
+    for (auto _ : bench)
+        if (scene < 4)
+            r = swing(
+                bench, 256, 0.5f, 3000.0f, step, 600, 1,
+                [&](Simulation<float>& sim, const Cloth<float>& c) {
+                    add_tethers(sim, c, TetherOptions<float>{});
+                    relax(add_strain_limit(sim, c, options));
+                },
+                Pinning(scene));
+        else
+            r = swing_mesh(
+                bench, 255, scene == 5, TetherOptions<float>{}.islands, 1,
+                [&](Simulation<float>& sim, const Cloth<float>& c) { relax(add_strain_limit(sim, c, options)); });
+    bench.counters["ms/frame"] = r.ms_per_frame;
+    bench.counters["peak"] = r.peak;
+    bench.counters["tenth_second"] = r.late;
+    bench.counters["late_stretch"] = r.late_stretch;
+    bench.counters["late_compression"] = r.late_compression;
+    char label[160];
+    std::snprintf(label, sizeof label,
+                  "%s%s, %d passes relaxed %.1f: peak %s, tenth second %s (stretch %s, compression %s)",
+                  scene < 4    ? name_of(Pinning(scene))
+                  : scene == 4 ? "top edge"
+                               : "two top corners",
+                  scene < 4 ? "" : " (mesh)", passes, double(relaxation), percent(r.peak).c_str(),
+                  percent(r.late).c_str(), percent(r.late_stretch).c_str(), percent(r.late_compression).c_str());
+    bench.SetLabel(label);
 }
 
 /// How fast the strain limit's passes converge on a mesh cloth, apart from the swing that loads it:
@@ -258,12 +345,14 @@ void BM_mesh_strain_limit(benchmark::State& bench)
 /// its two top corners, settles for 30 s at the peer material (stiffness 600, damping 0.99833,
 /// 60 Hz) with the strain limit on every spring at 1 % and 16 passes, and no tethers. Then it takes
 /// still steps, no gravity, no inertia and no spring forces, so that each is one pass of the
-/// limiter alone. Reports the peak strain of every spring settled and after 1, 16, 128 and 1024
+/// limiter alone, each solve's moves scaled by relax10 / 10 (1: exact solves, the stage's; above,
+/// over-relaxed). Reports the peak strain of every spring settled and after 1, 16, 128 and 1024
 /// passes, and the chains' families and mean length.
 void BM_strain_limit_convergence(benchmark::State& bench)
 {
     const int kind = int(bench.range(0));
     const bool corners = bench.range(1) != 0;
+    const float relaxation = float(bench.range(2)) / 10.0f;
     constexpr int kCells = 47;
     const float side = 0.5f * float(kCells);
     const bool jittered = kind == 1 || kind == 3, flipped = kind >= 2;
@@ -294,6 +383,7 @@ void BM_strain_limit_convergence(benchmark::State& bench)
             sim.step(frame);
         strain = {peak_strain(sim)};
         limit.set_passes(1);
+        detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
         for (int pass = 1; pass <= 1024; ++pass)
         {
             sim.step(still);
@@ -316,13 +406,16 @@ void BM_strain_limit_convergence(benchmark::State& bench)
     bench.counters["families"] = families;
     bench.counters["mean_chain"] = mean_chain;
     const char* kinds[] = {"regular", "jittered", "flipped", "jittered and flipped"};
-    bench.SetLabel(std::string(kinds[kind]) + (corners ? ", two top corners" : ", top edge") + ": settled " +
+    char relaxed[32] = "";
+    if (relaxation != 1.0f)
+        std::snprintf(relaxed, sizeof relaxed, ", relaxed %.1f", double(relaxation));
+    bench.SetLabel(std::string(kinds[kind]) + (corners ? ", two top corners" : ", top edge") + relaxed + ": settled " +
                    percent(strain[0]) + ", after 16 passes " + percent(strain[2]) + ", after 1024 " +
                    percent(strain[4]));
 }
 
-/// Args: coloured (0/1), averaged (0/1), relaxation x 10 (those three for Jacobi passes), passes, and
-/// chains (1: the stage's chain solves, the first three ignored).
+/// Args: coloured (0/1), averaged (0/1) (those two for Jacobi passes), relaxation x 10, passes, and
+/// chains (1: the stage's chain solves, the first two ignored).
 void BM_strain_limit_schemes(benchmark::State& bench)
 {
     detail::LimitScheme<float> scheme{.chains = bench.range(4) != 0,
@@ -465,8 +558,15 @@ BENCHMARK(BM_mesh_strain_limit)
     ->Iterations(1);
 
 BENCHMARK(BM_strain_limit_convergence)
-    ->ArgNames({"mesh", "corners"})
-    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->ArgNames({"mesh", "corners", "relax10"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {10, 15, 18}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+BENCHMARK(BM_strain_limit_relaxed)
+    ->ArgNames({"scene", "passes", "relax10"})
+    ->ArgsProduct({{0, 1, 2, 3}, {4, 8}, {10, 13, 16}})
+    ->ArgsProduct({{4, 5}, {4}, {10, 13, 16}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

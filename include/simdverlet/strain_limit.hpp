@@ -68,7 +68,9 @@ struct LimitScheme
     bool chains = true;    ///< exact chain solves (the stage); false: the Jacobi passes below, for comparison
     bool coloured = false; ///< two half-sweeps, the second reading the first's results
     bool averaged = true;  ///< divide the summed corrections by the number of acting slots
-    T relaxation = T(1);   ///< factor on the (mean or summed) correction
+    /// Factor on the (mean or summed) correction; with chains, on each solve's moves (over-relaxed
+    /// passes: BM_strain_limit_relaxed, docs/performance.md)
+    T relaxation = T(1);
 };
 
 template <class T>
@@ -347,11 +349,11 @@ int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const State
             int n = 0;
             if (world.vectorized())
                 n = solve_chain_batch<simd::Batch<T>, kCount>(s, family, batch, 0, lanes, d.max_stretch,
-                                                              d.max_compression, scratch);
+                                                              d.max_compression, scratch, d.scheme.relaxation);
             else
                 for (std::size_t lane = 0; lane < lanes; ++lane)
                     n += solve_chain_batch<T, kCount>(s, family, batch, lane, lanes, d.max_stretch, d.max_compression,
-                                                      scratch);
+                                                      scratch, d.scheme.relaxation);
             if constexpr (kCount)
                 past.fetch_add(n, std::memory_order_relaxed);
         });
