@@ -338,6 +338,75 @@ void BM_strain_limit_relaxed(benchmark::State& bench)
     bench.SetLabel(label);
 }
 
+/// What a cut costs the step after it: the strain limit holds chains of the springs, and a cut
+/// removes some. The peer sheet (256 x 256, stiffness 3 000) or the 65 536-vertex mesh of
+/// BM_mesh_strain_limit (stiffness 600), hanging in the x-y plane from its top edge, the strain
+/// limit at 1 % x 4, tethers or not. After five frames, five times: a plain step, then a cut of a
+/// few springs a little below the top edge, then the step after it. Counters: the mean plain step,
+/// the mean cut and the mean step after a cut, in ms, and the last over the first. Args: mesh
+/// (0/1), tethers (0/1), and how the strain limit follows a cut (1: parts its chains in place, the
+/// stage's way; 0: rebuilds them, kept to measure against).
+void BM_strain_limit_after_cut(benchmark::State& bench)
+{
+    using Clock = std::chrono::steady_clock;
+    const bool mesh = bench.range(0) != 0, tethers = bench.range(1) != 0, in_place = bench.range(2) != 0;
+    const StepParams<float> step{.dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1};
+    double plain = 0, cutting = 0, after = 0, springs = 0;
+    constexpr int kCuts = 5;
+    for (auto _ : bench)
+    {
+        Simulation<float> sim;
+        const auto cloth = [&] {
+            if (!mesh)
+                return add_cloth(
+                    sim,
+                    {.width = 256,
+                     .height = 256,
+                     .spacing = 0.5f,
+                     .stiffness = 3000.0f,
+                     .curvature_strength = 0.0f,
+                     .pinned = [](int, int r) { return r == 0; },
+                     .position = [](int c, int r) { return Vec3<float>(0.5f * float(c), 0.5f * float(r), 0.0f); }});
+            const auto sheet = testing::sheet_mesh<float>(255, 0.5f * 255.0f, true, 2024);
+            return add_mesh_cloth(sim,
+                                  {.mesh = sheet, .stiffness = 600, .mass_per_area = 4, .pinned = [&](std::size_t v) {
+                                       return sheet.vertices[v].y() == 0.0f;
+                                   }});
+        }();
+        if (tethers)
+            add_tethers(sim, cloth, TetherOptions<float>{});
+        const auto limit = add_strain_limit(sim, cloth, {.max_stretch = 0.01f, .max_compression = 0.01f, .passes = 4});
+        detail::strain_limit_data(limit)->part_in_place = in_place;
+        for (int frame = 0; frame < 5; ++frame)
+            sim.step(step);
+        plain = cutting = after = springs = 0;
+        for (int k = 0; k < kCuts; ++k)
+        {
+            const auto t0 = Clock::now();
+            sim.step(step);
+            const auto t1 = Clock::now();
+            // A short cut across the sheet's plane just below row 40, a new place each time.
+            const float x = 10.0f + 2.0f * float(k);
+            springs += double(cut(sim, Vec3<float>(x, 20.2f, -5.0f), Vec3<float>(x + 0.6f, 20.2f, 5.0f)));
+            const auto t2 = Clock::now();
+            sim.step(step);
+            const auto t3 = Clock::now();
+            const auto ms = [](auto d) { return 1e3 * std::chrono::duration<double>(d).count(); };
+            plain += ms(t1 - t0) / kCuts, cutting += ms(t2 - t1) / kCuts, after += ms(t3 - t2) / kCuts;
+        }
+    }
+    bench.counters["plain_ms"] = plain;
+    bench.counters["cut_ms"] = cutting;
+    bench.counters["after_cut_ms"] = after;
+    bench.counters["after_over_plain"] = after / plain;
+    bench.counters["springs_cut"] = springs / kCuts;
+    char label[128];
+    std::snprintf(label, sizeof label, "%s%s, %s: step %.2f ms, cut %.2f ms, step after the cut %.2f ms",
+                  mesh ? "mesh" : "grid", tethers ? ", tethers" : "", in_place ? "parted in place" : "rebuilt", plain,
+                  cutting, after);
+    bench.SetLabel(label);
+}
+
 /// How fast the strain limit's passes converge on a mesh cloth, apart from the swing that loads it:
 /// a 48 x 48-vertex sheet (spacing 0.5) of one of four kinds (arg mesh: 0 regular, every square
 /// split along the same diagonal; 1 the vertices jittered by up to 0.3 of the spacing; 2 the
@@ -560,6 +629,12 @@ BENCHMARK(BM_mesh_strain_limit)
 BENCHMARK(BM_strain_limit_convergence)
     ->ArgNames({"mesh", "corners", "relax10"})
     ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {10, 15, 18}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+BENCHMARK(BM_strain_limit_after_cut)
+    ->ArgNames({"mesh", "tethers", "in_place"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

@@ -267,3 +267,31 @@ TEST_CASE("clear_spring clears both halves in any layer, and the springs linked 
     CHECK(k.live_count(0) == 5);
     CHECK(testing::all_pairs_whole(sim));
 }
+
+TEST_CASE("cleared_since lists the springs clear_spring cleared since a stamp, linked ones too, and nothing once "
+          "anything else was edited",
+          "[constraints][layers]")
+{
+    using Pairs = std::vector<std::pair<std::int32_t, std::int32_t>>;
+    Simulation<float> sim;
+    for (int k = 0; k < 8; ++k)
+        sim.add_particle({float(k), 0, 0});
+    for (std::size_t j = 1; j < 7; ++j)
+        sim.connect(0, j, 1.0f, 50.0f);
+    sim.connect(3, 7, 1.0f, 50.0f);
+    auto& k = sim.constraint_layers();
+    k.link(0, 6, 3, 7);
+    const auto start = k.edit_stamp();
+    CHECK(k.cleared_since(start) == Pairs{}); // nothing since
+    k.clear_spring(6, 0);
+    k.clear_spring(2, 0);
+    k.clear_spring(2, 0); // already gone: no edit
+    CHECK(k.cleared_since(start) == Pairs{{0, 6}, {3, 7}, {0, 2}});
+    const auto after_clears = k.edit_stamp();
+    sim.connect(4, 5, 1.0f, 50.0f); // another edit: the clears no longer account for everything
+    CHECK_FALSE(k.cleared_since(start).has_value());
+    CHECK_FALSE(k.cleared_since(after_clears).has_value());
+    const auto after_connect = k.edit_stamp();
+    k.clear_spring(4, 5);
+    CHECK(k.cleared_since(after_connect) == Pairs{{4, 5}});
+}

@@ -641,13 +641,39 @@ class ConstraintLayers
     /// cutting call.
     void clear_spring(std::size_t i, std::size_t j)
     {
-        clear_between(i, j);
+        clear_recorded(i, j);
         const auto [lo, hi] = m_links.equal_range(pair_key(i, j));
         std::vector<std::pair<std::int32_t, std::int32_t>> linked;
         for (auto it = lo; it != hi; ++it)
             linked.push_back(it->second);
         for (const auto& [c, d] : linked)
-            clear_between(std::size_t(c), std::size_t(d));
+            clear_recorded(std::size_t(c), std::size_t(d));
+    }
+
+    /// The springs clear_spring has cleared since edit stamp `since` (each pair's ends in order,
+    /// a < b), provided nothing else has changed the constraints since; nullopt when something has,
+    /// or when the record no longer reaches back that far. A stage that built from the springs at
+    /// `since` can then part what it holds in place instead of rebuilding: a cut or a tear costs it
+    /// a lookup a spring.
+    std::optional<std::vector<std::pair<std::int32_t, std::int32_t>>> cleared_since(std::uint64_t since) const
+    {
+        std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+        const std::uint64_t now = edit_stamp();
+        // Every edit draws a new stamp from one rising counter, so the clears account for every
+        // edit since `since` exactly when their stamps chain from it to now.
+        auto it = std::lower_bound(m_cleared.begin(), m_cleared.end(), since,
+                                   [](const Cleared& c, std::uint64_t stamp) { return c.before < stamp; });
+        std::uint64_t at = since;
+        for (; it != m_cleared.end() && at != now; ++it)
+        {
+            if (it->before != at)
+                return std::nullopt;
+            pairs.emplace_back(it->a, it->b);
+            at = it->after;
+        }
+        if (at != now)
+            return std::nullopt;
+        return pairs;
     }
 
     /// Makes the spring c-d go whenever the spring a-b is cleared by clear_spring: a mesh cloth's
@@ -774,6 +800,19 @@ class ConstraintLayers
         return std::uint64_t(std::min(a, b)) << 32 | std::uint64_t(std::max(a, b));
     }
 
+    /// clear_between, recorded for cleared_since when it changed anything.
+    void clear_recorded(std::size_t i, std::size_t j)
+    {
+        const std::uint64_t before = edit_stamp();
+        clear_between(i, j);
+        const std::uint64_t after = edit_stamp();
+        if (after == before)
+            return;
+        if (m_cleared.size() >= kClearedKept)
+            m_cleared.erase(m_cleared.begin(), m_cleared.begin() + std::ptrdiff_t(kClearedKept / 2));
+        m_cleared.push_back({std::int32_t(std::min(i, j)), std::int32_t(std::max(i, j)), before, after});
+    }
+
     void clear_between(std::size_t i, std::size_t j)
     {
         for (std::size_t k = 0; k < count(); ++k)
@@ -859,6 +898,16 @@ class ConstraintLayers
     std::uint64_t m_stamp = 0; ///< layers added, dropped or renumbered
     /// Springs that go with another (link): key (min, max) of the spring, value the linked pair.
     std::unordered_multimap<std::uint64_t, std::pair<std::int32_t, std::int32_t>> m_links;
+    /// A spring clear_spring cleared, with the edit stamps just before and after (cleared_since).
+    struct Cleared
+    {
+        std::int32_t a, b;
+        std::uint64_t before, after;
+    };
+    /// The latest clears, oldest first; past kClearedKept the older half goes, and a stage that
+    /// built before them rebuilds instead.
+    std::vector<Cleared> m_cleared;
+    static constexpr std::size_t kClearedKept = std::size_t(1) << 16;
 };
 
 } // namespace simdverlet

@@ -447,6 +447,39 @@ SpringChains<T> build_chains(const std::vector<ChainSpring<T>>& springs, std::si
     return out;
 }
 
+/// Where a spring sits in a SpringChains: its family, and its index in that family's nodes and
+/// rests (the node its spring ends at).
+struct ChainPlace
+{
+    std::int32_t a, b; ///< its ends, a < b
+    std::uint32_t family;
+    std::size_t at;
+};
+
+/// Every held spring's place, sorted by its ends.
+template <class T>
+std::vector<ChainPlace> chain_places(const SpringChains<T>& chains)
+{
+    std::vector<ChainPlace> places;
+    const std::size_t lanes = chains.lanes;
+    for (std::size_t f = 0; f < chains.families.size(); ++f)
+    {
+        const auto& family = chains.families[f];
+        for (std::size_t k = 0; k < family.batches(); ++k)
+            for (std::size_t t = 1; t < std::size_t(family.length[k]); ++t)
+                for (std::size_t l = 0; l < lanes; ++l)
+                {
+                    const std::size_t at = family.offset[k] + t * lanes + l;
+                    const std::int32_t u = family.nodes[at - lanes], v = family.nodes[at];
+                    if (u >= 0 && v >= 0 && family.rest[at] > T(0))
+                        places.push_back({std::min(u, v), std::max(u, v), std::uint32_t(f), at});
+                }
+    }
+    std::sort(places.begin(), places.end(),
+              [](const auto& p, const auto& q) { return std::tie(p.a, p.b) < std::tie(q.a, q.b); });
+    return places;
+}
+
 /// Scratch of one batch's solve, a value per node and lane: the positions and inverse masses read,
 /// the eliminated super-diagonal and right-hand side, and the reciprocal spring length.
 template <class T>

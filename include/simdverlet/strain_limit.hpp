@@ -12,6 +12,7 @@
 // result is the same for any thread count and split; pinned particles never move.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -85,8 +87,14 @@ struct StrainLimitData
     std::weak_ptr<World<T>> world;
     StageLink<T> link = {};
     int limited = 0; ///< chains: springs past a bound as the last pass reached them; Jacobi: particles moved
-    // The chains of the limited springs, rebuilt when the range or the constraints change.
+    // The chains of the limited springs, rebuilt when the range changes or a spring comes. A spring
+    // that goes (a cut, a tear) parts its chain in place: its rest becomes 0, an identity row.
     SpringChains<T> chains;
+    std::vector<ChainSpring<T>> built; ///< the springs the chains were built from, sorted by ends
+    std::vector<ChainPlace> places;    ///< where each of `built` sits in the chains, in the same order
+    std::vector<ChainSpring<T>> added; ///< the limited springs when the stage was added, sorted by ends
+    std::size_t added_begin = 0, added_end = 0;
+    bool part_in_place = true;     ///< false: rebuild on every change of the springs, kept to measure against
     std::vector<Vec3<T>> layout;   ///< every particle's position when the stage was added: how the chains run
     std::optional<Cloth<T>> cloth; ///< the cloth form's: only its triangles' edges are limited
     bool chains_valid = false;
@@ -333,6 +341,93 @@ std::vector<ChainSpring<T>> limited_springs(const World<T>& world, std::size_t b
     return springs;
 }
 
+/// Whether `outer` holds every spring of `inner`, at the same rest length; both sorted by ends.
+template <class T>
+bool holds_all(const std::vector<ChainSpring<T>>& outer, const std::vector<ChainSpring<T>>& inner)
+{
+    std::size_t k = 0;
+    for (const auto& spring : inner)
+    {
+        while (k < outer.size() && std::tie(outer[k].a, outer[k].b) < std::tie(spring.a, spring.b))
+            ++k;
+        if (k == outer.size() || outer[k].a != spring.a || outer[k].b != spring.b || outer[k].rest != spring.rest)
+            return false;
+    }
+    return true;
+}
+
+/// Gives each spring the chains were built from its rest length where `current` (sorted by ends, a
+/// subset of them) still has it, and 0 where not, so that the chain parts there.
+template <class T>
+void part_missing(StrainLimitData<T>& d, const std::vector<ChainSpring<T>>& current)
+{
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < d.built.size(); ++i)
+    {
+        const auto& spring = d.built[i];
+        while (k < current.size() && std::tie(current[k].a, current[k].b) < std::tie(spring.a, spring.b))
+            ++k;
+        const bool kept = k < current.size() && current[k].a == spring.a && current[k].b == spring.b;
+        d.chains.families[d.places[i].family].rest[d.places[i].at] = kept ? spring.rest : T(0);
+    }
+}
+
+/// Parts the chains at each of `cleared` (ends in order) that they hold.
+template <class T>
+void part_at(StrainLimitData<T>& d, const std::vector<std::pair<std::int32_t, std::int32_t>>& cleared)
+{
+    for (const auto& [a, b] : cleared)
+    {
+        const auto it = std::lower_bound(d.places.begin(), d.places.end(), std::pair(a, b),
+                                         [](const ChainPlace& p, const auto& q) { return std::pair(p.a, p.b) < q; });
+        if (it != d.places.end() && it->a == a && it->b == b)
+            d.chains.families[it->family].rest[it->at] = T(0);
+    }
+}
+
+/// Builds the chains over `bounds`. They run along the springs the stage was added with while those
+/// still hold every spring, the missing ones parted: so the chains do not depend on which springs a
+/// cut or a tear has taken since, and a simulation restored from a snapshot of a torn cloth holds
+/// the chains the torn one held, and steps on to the same bits.
+template <class T>
+void build_limit_chains(StrainLimitData<T>& d, const World<T>& world, std::pair<std::size_t, std::size_t> bounds,
+                        std::size_t regions)
+{
+    auto current = limited_springs(world, bounds.first, bounds.second, d.cloth ? &*d.cloth : nullptr);
+    const bool as_added = d.part_in_place && d.added_begin == bounds.first && d.added_end == bounds.second &&
+                          holds_all(d.added, current);
+    d.built = as_added ? d.added : current;
+    const std::span<const Vec3<T>> layout(d.layout);
+    d.chains = build_chains(d.built, bounds.first, bounds.second, simd::kLanes<T>,
+                            layout.subspan(std::min(bounds.first, layout.size())), regions);
+    d.places = chain_places(d.chains);
+    if (d.places.size() != d.built.size()) // not every spring in one chain: never parted in place
+        d.part_in_place = false;
+    if (as_added)
+        part_missing(d, current);
+    d.chains_valid = true;
+    d.chains_begin = bounds.first;
+    d.chains_end = bounds.second;
+    d.chains_regions = regions;
+}
+
+/// Follows an edit of the constraints: springs that went part their chains in place (those a cut
+/// or a tear cleared are looked up alone); any other edit rebuilds them.
+template <class T>
+void follow_spring_edits(StrainLimitData<T>& d, const World<T>& world, std::pair<std::size_t, std::size_t> bounds,
+                         std::size_t regions)
+{
+    if (d.part_in_place)
+    {
+        if (const auto cleared = world.constraint_layers().cleared_since(d.chains_stamp))
+            return part_at(d, *cleared);
+        const auto current = limited_springs(world, bounds.first, bounds.second, d.cloth ? &*d.cloth : nullptr);
+        if (holds_all(d.built, current))
+            return part_missing(d, current);
+    }
+    build_limit_chains(d, world, bounds, regions);
+}
+
 /// One pass of chain solves: each family in turn, its batches a task each on the executor (the
 /// chains of a family share no particle, so the batches may run in any order and at once). With
 /// kCount, returns the springs past a bound as the pass reached them.
@@ -375,18 +470,11 @@ void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state
         const std::uint64_t stamp = world.constraint_layers().edit_stamp();
         const std::size_t regions = world.executor() ? std::size_t(std::max(1, world.executor()->threads())) : 1;
         if (!d.chains_valid || d.chains_begin != bounds.first || d.chains_end != bounds.second ||
-            d.chains_stamp != stamp || d.chains_regions != regions)
-        {
-            const std::span<const Vec3<T>> layout(d.layout);
-            d.chains = build_chains(limited_springs(world, bounds.first, bounds.second, d.cloth ? &*d.cloth : nullptr),
-                                    bounds.first, bounds.second, simd::kLanes<T>,
-                                    layout.subspan(std::min(bounds.first, layout.size())), regions);
-            d.chains_valid = true;
-            d.chains_stamp = stamp;
-            d.chains_begin = bounds.first;
-            d.chains_end = bounds.second;
-            d.chains_regions = regions;
-        }
+            d.chains_regions != regions)
+            build_limit_chains(d, world, bounds, regions);
+        else if (d.chains_stamp != stamp)
+            follow_spring_edits(d, world, bounds, regions);
+        d.chains_stamp = stamp;
         for (int pass = 1; pass < d.passes; ++pass)
             limit_chains<false>(d, world, s);
         d.limited = limit_chains<true>(d, world, s);
@@ -486,6 +574,9 @@ StrainLimit<T> register_strain_limit(Simulation<T>& sim, StrainLimitOptions<T> o
     data->layout.resize(sim.size());
     for (std::size_t i = 0; i < sim.size(); ++i)
         data->layout[i] = sim.state().position(i);
+    std::tie(data->added_begin, data->added_end) = data->range.resolve(sim.size());
+    data->added = detail::limited_springs(*world, data->added_begin, data->added_end,
+                                          data->cloth ? &*data->cloth : nullptr);
     detail::register_projection(sim, data, options.name, "strain limit",
                                 [](auto& d, auto& world, State3<T>& state) { detail::limit_strain(d, world, state); });
     sim.add_stage_state(options.name, detail::field_state(data, [](detail::StrainLimitData<T>& l) {
