@@ -292,20 +292,15 @@ void BM_mesh_strain_limit(benchmark::State& bench)
                    (islands == 1 ? ", tethers to the nearest anchor" : ""));
 }
 
-/// Over-relaxed chain passes against exact ones: each solve's moves scaled by `relax10` / 10
-/// (detail::LimitScheme::relaxation). Scenes: 0-3 the swinging 256 x 256 peer sheet (stiffness
-/// 3 000, one substep, tethers, bounds 1 % both ways) pinned as Pinning says; 4 and 5 the 65 536-vertex
-/// mesh of BM_mesh_strain_limit from its top edge and from its two top corners. Counters: peak and
-/// tenth second as in the other swings, and the tenth second's worst stretch and worst compression
-/// apart. Args: scene, passes, relax10.
-void BM_strain_limit_relaxed(benchmark::State& bench)
+/// Swings scene `scene` (see BM_strain_limit_relaxed) with the strain limit at 1 % x `passes`, its
+/// scheme set by `scheme`, and reports what BM_strain_limit_relaxed reports; `method` names the
+/// scheme in the label.
+template <class Scheme>
+void swing_limit_scheme(benchmark::State& bench, int scene, int passes, const std::string& method, Scheme scheme)
 {
-    const int scene = int(bench.range(0));
-    const int passes = int(bench.range(1));
-    const float relaxation = float(bench.range(2)) / 10.0f;
     const StrainLimitOptions<float> options{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes};
-    const auto relax = [&](const StrainLimit<float>& limit) {
-        detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
+    const auto limit = [&](Simulation<float>& sim, const Cloth<float>& c) {
+        scheme(detail::strain_limit_data(add_strain_limit(sim, c, options))->scheme);
     };
     const StepParams<float> step{.dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1};
     SwingResult r;
@@ -315,27 +310,55 @@ void BM_strain_limit_relaxed(benchmark::State& bench)
                 bench, 256, 0.5f, 3000.0f, step, 600, 1,
                 [&](Simulation<float>& sim, const Cloth<float>& c) {
                     add_tethers(sim, c, TetherOptions<float>{});
-                    relax(add_strain_limit(sim, c, options));
+                    limit(sim, c);
                 },
                 Pinning(scene));
         else
-            r = swing_mesh(
-                bench, 255, scene == 5, TetherOptions<float>{}.islands, 1,
-                [&](Simulation<float>& sim, const Cloth<float>& c) { relax(add_strain_limit(sim, c, options)); });
+            r = swing_mesh(bench, 255, scene == 5, TetherOptions<float>{}.islands, 1, limit);
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;
     bench.counters["tenth_second"] = r.late;
     bench.counters["late_stretch"] = r.late_stretch;
     bench.counters["late_compression"] = r.late_compression;
-    char label[160];
-    std::snprintf(label, sizeof label,
-                  "%s%s, %d passes relaxed %.1f: peak %s, tenth second %s (stretch %s, compression %s)",
+    char label[200];
+    std::snprintf(label, sizeof label, "%s%s, %d passes %s: peak %s, tenth second %s (stretch %s, compression %s)",
                   scene < 4    ? name_of(Pinning(scene))
                   : scene == 4 ? "top edge"
                                : "two top corners",
-                  scene < 4 ? "" : " (mesh)", passes, double(relaxation), percent(r.peak).c_str(),
-                  percent(r.late).c_str(), percent(r.late_stretch).c_str(), percent(r.late_compression).c_str());
+                  scene < 4 ? "" : " (mesh)", passes, method.c_str(), percent(r.peak).c_str(), percent(r.late).c_str(),
+                  percent(r.late_stretch).c_str(), percent(r.late_compression).c_str());
     bench.SetLabel(label);
+}
+
+/// Over-relaxed chain passes against exact ones: each solve's moves scaled by `relax10` / 10
+/// (detail::LimitScheme::relaxation). Scenes: 0-3 the swinging 256 x 256 peer sheet (stiffness
+/// 3 000, one substep, tethers, bounds 1 % both ways) pinned as Pinning says; 4 and 5 the 65 536-vertex
+/// mesh of BM_mesh_strain_limit from its top edge and from its two top corners. Counters: peak and
+/// tenth second as in the other swings, and the tenth second's worst stretch and worst compression
+/// apart. Args: scene, passes, relax10.
+void BM_strain_limit_relaxed(benchmark::State& bench)
+{
+    const float relaxation = float(bench.range(2)) / 10.0f;
+    char method[32];
+    std::snprintf(method, sizeof method, "relaxed %.1f", double(relaxation));
+    swing_limit_scheme(bench, int(bench.range(0)), int(bench.range(1)), method,
+                       [&](detail::LimitScheme<float>& scheme) { scheme.relaxation = relaxation; });
+}
+
+/// Chebyshev semi-iteration across a step's passes against plain ones, on the scenes of
+/// BM_strain_limit_relaxed: detail::LimitScheme::spectral_radius = rho100 / 100 (0: plain passes),
+/// blending from pass `from` on. Args: scene, passes, rho100, from.
+void BM_strain_limit_chebyshev(benchmark::State& bench)
+{
+    const float rho = float(bench.range(2)) / 100.0f;
+    const int from = int(bench.range(3));
+    char method[48];
+    std::snprintf(method, sizeof method, "Chebyshev rho %.2f from pass %d", double(rho), from);
+    swing_limit_scheme(bench, int(bench.range(0)), int(bench.range(1)), rho > 0.0f ? method : "plain",
+                       [&](detail::LimitScheme<float>& scheme) {
+                           scheme.spectral_radius = rho;
+                           scheme.chebyshev_from = from;
+                       });
 }
 
 /// What a cut costs the step after it: the strain limit holds chains of the springs, and a cut
@@ -635,6 +658,14 @@ BENCHMARK(BM_strain_limit_convergence)
 BENCHMARK(BM_strain_limit_after_cut)
     ->ArgNames({"mesh", "tethers", "in_place"})
     ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+BENCHMARK(BM_strain_limit_chebyshev)
+    ->ArgNames({"scene", "passes", "rho100", "from"})
+    ->ArgsProduct({{2, 3}, {4, 8}, {0}, {2}})
+    ->ArgsProduct({{2, 3}, {4, 8}, {50, 80, 95}, {2, 3}})
+    ->ArgsProduct({{4, 5}, {4}, {0, 50, 80, 95}, {2}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

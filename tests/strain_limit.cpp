@@ -605,6 +605,62 @@ TEST_CASE("over-relaxed chain passes bring a still mesh cloth to its bound in fe
     }
 }
 
+TEST_CASE("Chebyshev semi-iteration brings a still mesh cloth nearer its bound within one step's passes than plain "
+          "passes do",
+          "[strain_limit][mesh_cloth]")
+{
+    // The irregular 16 x 16 sheet of the still-pass tests, settled, then one still step of 24
+    // passes: Chebyshev blending (rho 0.8, from the second pass) carries the correction further
+    // across the families than the plain passes in the same count. Measured: 1.33 % plain, 1.21 %
+    // blended (settled at 1.87 %).
+    const auto after_one_step = [](float rho) {
+        constexpr int cells = 15;
+        auto mesh = sheet_mesh<float>(cells, 0.5f * float(cells), true, 2024);
+        for (auto& v : mesh.vertices)
+            v = Vec3<float>(v.x(), 0.0f, v.y());
+        Simulation<float> sim;
+        add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 600, .mass_per_area = 4, .pinned = [&](std::size_t v) {
+                                 return mesh.vertices[v].z() == 0.0f;
+                             }});
+        auto limit = add_strain_limit(
+            sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = 4});
+        for (int frame = 0; frame < 600; ++frame)
+            sim.step(kPeerFrame);
+        const double settled = peak_strain(sim);
+        limit.set_passes(24);
+        detail::strain_limit_data(limit)->scheme.spectral_radius = rho;
+        sim.step({.dt = 1.0f / 60.0f, .damping = 0.0f, .gravity = {0, 0, 0}, .iterations = 0});
+        const double after = peak_strain(sim);
+        std::printf("irregular mesh cloth, 16 x 16, settled at %.4f; one still step of 24 passes, rho %.2f: %.5f\n",
+                    settled, double(rho), after);
+        return after;
+    };
+    const double plain = after_one_step(0.0f), blended = after_one_step(0.8f);
+    CHECK(blended < plain);
+    CHECK(blended >= 0.01);
+}
+
+TEST_CASE("Chebyshev-blended chain passes give the same bits vector or scalar, and for any executor and grain",
+          "[strain_limit][parallel]")
+{
+    REQUIRE(simd::kLanes<float> > 1);
+    const auto run = [](auto configure) {
+        SwingingSheet<float> scene;
+        const auto limit = add_strain_limit(
+            scene.sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = 4});
+        detail::strain_limit_data(limit)->scheme.spectral_radius = 0.8f;
+        configure(scene.sim);
+        int limited = 0;
+        for (int frame = 0; frame < 30; ++frame)
+        {
+            scene.sim.step(SwingingSheet<float>::step());
+            limited += limit.limited();
+        }
+        return std::pair<Simulation<float>, int>(std::move(scene.sim), limited);
+    };
+    CHECK(check_same_bits_on_every_path(run) > 1000);
+}
+
 TEST_CASE("over-relaxed chain passes give the same bits vector or scalar, and for any executor and grain",
           "[strain_limit][parallel]")
 {

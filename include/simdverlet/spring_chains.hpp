@@ -11,12 +11,13 @@
 // the families one after the other (Gauss-Seidel over families) carries a load along any path the
 // springs allow, whichever way the cloth hangs.
 //
-// The decomposition reads the springs and the layout: the pose the particles had when the stage
-// was added, which a scene rebuilt to restore a snapshot into has too, so a restored simulation
-// rebuilds the same chains. At each particle its springs are paired into straight-through pairs,
-// the straightest first; the chains follow the pairs. A
-// family is a set of chains no two of which share a particle, so its chains solve independently:
-// a vector lane a chain, the executor splitting the batches, each particle written by one lane.
+// The decomposition reads the springs and the layout as they were when the stage was added, which
+// a scene rebuilt to restore a snapshot into has too, so a restored simulation rebuilds the same
+// chains; a spring gone since (a cut, a tear) parts its chain where it was (ChainPlace). At each
+// particle its springs are paired into straight-through pairs, the straightest first; the chains
+// follow the pairs. A family is a set of chains no two of which share a particle, so its chains
+// solve independently: a vector lane a chain, the executor splitting the batches, each particle
+// written by one lane.
 #pragma once
 
 #include <algorithm>

@@ -73,6 +73,12 @@ struct LimitScheme
     /// Factor on the (mean or summed) correction; with chains, on each solve's moves (over-relaxed
     /// passes: BM_strain_limit_relaxed, docs/performance.md)
     T relaxation = T(1);
+    /// Chains: above 0, Chebyshev semi-iteration across a step's passes (Wang 2015) for this
+    /// estimate of the passes' spectral radius, from pass `chebyshev_from` (>= 2) on: each pass's
+    /// result is blended with the positions two passes back by a weight that rises toward
+    /// 2 / (1 + sqrt(1 - rho^2)). Kept to measure against the plain passes.
+    T spectral_radius = T(0);
+    int chebyshev_from = 2;
 };
 
 template <class T>
@@ -455,6 +461,51 @@ int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const State
     return past.load();
 }
 
+/// A step's passes with Chebyshev semi-iteration: x_{k+1} = w_{k+1} (pass(x_k) - x_{k-1}) +
+/// x_{k-1}, w rising from 1 by w_2 = 2 / (2 - rho^2), w_{k+1} = 4 / (4 - rho^2 w_k), from pass
+/// `chebyshev_from` on. The blend is one loop over the range, the same on every path.
+template <class T>
+void limit_chains_chebyshev(StrainLimitData<T>& d, const World<T>& world, const StateArrays<T>& s,
+                            std::pair<std::size_t, std::size_t> bounds)
+{
+    const std::size_t begin = bounds.first, end = bounds.second, n = end - begin;
+    std::vector<T> before(3 * n), current(3 * n); // x_{k-1}, x_k
+    const auto save = [&](std::vector<T>& to) {
+        std::copy(s.x + begin, s.x + end, to.begin());
+        std::copy(s.y + begin, s.y + end, to.begin() + std::ptrdiff_t(n));
+        std::copy(s.z + begin, s.z + end, to.begin() + std::ptrdiff_t(2 * n));
+    };
+    const T rho2 = d.scheme.spectral_radius * d.scheme.spectral_radius;
+    T omega = T(1);
+    int accelerated = 0;
+    save(before);
+    for (int pass = 1; pass <= d.passes; ++pass)
+    {
+        if (pass > 1)
+            save(current);
+        if (pass == d.passes)
+            d.limited = limit_chains<true>(d, world, s);
+        else
+            limit_chains<false>(d, world, s);
+        if (pass > 1 && pass >= d.scheme.chebyshev_from)
+        {
+            omega = accelerated == 0 ? T(2) / (T(2) - rho2) : T(4) / (T(4) - rho2 * omega);
+            ++accelerated;
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                T* const a[3] = {s.x, s.y, s.z};
+                for (int c = 0; c < 3; ++c)
+                {
+                    const T old = before[std::size_t(c) * n + i];
+                    a[c][begin + i] = omega * (a[c][begin + i] - old) + old;
+                }
+            }
+        }
+        if (pass > 1)
+            std::swap(before, current);
+    }
+}
+
 template <class T>
 void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state)
 {
@@ -475,6 +526,8 @@ void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state
         else if (d.chains_stamp != stamp)
             follow_spring_edits(d, world, bounds, regions);
         d.chains_stamp = stamp;
+        if (d.scheme.spectral_radius > T(0))
+            return limit_chains_chebyshev(d, world, s, bounds);
         for (int pass = 1; pass < d.passes; ++pass)
             limit_chains<false>(d, world, s);
         d.limited = limit_chains<true>(d, world, s);
