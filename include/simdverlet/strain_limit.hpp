@@ -476,8 +476,8 @@ void limit_chains_chebyshev(StrainLimitData<T>& d, const World<T>& world, const 
         std::copy(s.z + begin, s.z + end, to.begin() + std::ptrdiff_t(2 * n));
     };
     const T rho2 = d.scheme.spectral_radius * d.scheme.spectral_radius;
+    const int first = std::max(2, d.scheme.chebyshev_from); // the first blended pass
     T omega = T(1);
-    int accelerated = 0;
     save(before);
     for (int pass = 1; pass <= d.passes; ++pass)
     {
@@ -487,19 +487,13 @@ void limit_chains_chebyshev(StrainLimitData<T>& d, const World<T>& world, const 
             d.limited = limit_chains<true>(d, world, s);
         else
             limit_chains<false>(d, world, s);
-        if (pass > 1 && pass >= d.scheme.chebyshev_from)
+        if (pass >= first)
         {
-            omega = accelerated == 0 ? T(2) / (T(2) - rho2) : T(4) / (T(4) - rho2 * omega);
-            ++accelerated;
-            for (std::size_t i = 0; i < n; ++i)
-            {
-                T* const a[3] = {s.x, s.y, s.z};
-                for (int c = 0; c < 3; ++c)
-                {
-                    const T old = before[std::size_t(c) * n + i];
-                    a[c][begin + i] = omega * (a[c][begin + i] - old) + old;
-                }
-            }
+            omega = pass == first ? T(2) / (T(2) - rho2) : T(4) / (T(4) - rho2 * omega);
+            T* const axes[3] = {s.x + begin, s.y + begin, s.z + begin};
+            for (std::size_t c = 0; c < 3; ++c)
+                for (std::size_t i = 0; i < n; ++i)
+                    axes[c][i] = omega * (axes[c][i] - before[c * n + i]) + before[c * n + i];
         }
         if (pass > 1)
             std::swap(before, current);
