@@ -139,16 +139,18 @@ SwingResult time_frames(benchmark::State& bench, Simulation<float>& sim, const S
 }
 
 /// Swings a side x side sheet at `spacing` down from horizontal for `frames` frames, calling
-/// bench.PauseTiming around each measurement of the strain and timing the steps on their own.
-template <class Setup>
+/// bench.PauseTiming around each measurement of the strain (`strain`, once a frame) and timing the
+/// steps on their own.
+template <class Setup, class Strain = Strains (*)(const Simulation<float>&)>
 SwingResult swing(benchmark::State& bench, int side, float spacing, float stiffness, const StepParams<float>& step,
-                  int frames, int threads, Setup setup, Pinning pinning = Pinning::top_row)
+                  int frames, int threads, Setup setup, Pinning pinning = Pinning::top_row,
+                  Strain strain = spring_strains)
 {
     Simulation<float> sim;
     const auto sheet = add_swinging_sheet(sim, side, spacing, stiffness, pinning);
     setup(sim, sheet);
     benchmarking::use_threads(sim, threads);
-    return time_frames(bench, sim, step, frames, spring_strains);
+    return time_frames(bench, sim, step, frames, strain);
 }
 
 std::string percent(double v)
@@ -162,8 +164,9 @@ std::string percent(double v)
 /// anchors, the two nearest held together; 2: the nearest anchor alone; 3: each island's tether on
 /// its own, nearest first, kept to compare), strain-limit passes (0: none), threads, pinning (see Pinning), column-limit solves
 /// (0: none), the limiters' bound (both ways) x 10 000, and the strain limit's method (0: chain
-/// solves, the stage's; 1: Jacobi passes, kept to compare). Registered in that order: tethers,
-/// strain limit, column limit.
+/// solves, the stage's; 1: Jacobi passes, kept to compare; 2: chain solves of every batch, none
+/// skipped for lying within its bounds). Registered in that order: tethers, strain limit, column
+/// limit.
 void BM_hanging_256_tethers(benchmark::State& bench)
 {
     const float stiffness = float(bench.range(0));
@@ -174,11 +177,22 @@ void BM_hanging_256_tethers(benchmark::State& bench)
     const auto pinning = Pinning(bench.range(5));
     const int solves = int(bench.range(6));
     const float bound = float(bench.range(7)) / 10000.0f;
-    const bool jacobi = bench.range(8) != 0;
+    const bool jacobi = bench.range(8) == 1, solve_all = bench.range(8) == 2;
     const StepParams<float> step{
         .dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
     constexpr int kFrames = 600;
     SwingResult r;
+    std::shared_ptr<detail::StrainLimitData<float>> limit_data;
+    double skipped = 0, batch_solves = 0; // the strain limit's batches, over the swing
+    const auto strains_and_batches = [&](const Simulation<float>& sim) {
+        if (limit_data)
+        {
+            skipped += limit_data->skipped;
+            for (const auto& family : limit_data->chains.families)
+                batch_solves += double(passes) * double(family.batches());
+        }
+        return spring_strains(sim);
+    };
     for (auto _ : bench)
         r = swing(
             bench, 256, 0.5f, stiffness, step, kFrames, threads,
@@ -193,25 +207,31 @@ void BM_hanging_256_tethers(benchmark::State& bench)
                 {
                     const auto limit = add_strain_limit(
                         sim, c, {.max_stretch = bound, .max_compression = bound, .passes = passes});
-                    detail::strain_limit_data(limit)->scheme.chains = !jacobi;
+                    limit_data = detail::strain_limit_data(limit);
+                    limit_data->scheme.chains = !jacobi;
+                    limit_data->scheme.skip_within_bounds = !solve_all;
                 }
                 if (solves > 0)
                     add_column_limit(
                         sim, c,
                         ColumnLimitOptions<float>{.max_stretch = bound, .max_compression = bound, .solves = solves});
             },
-            pinning);
+            pinning, strains_and_batches);
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;
     bench.counters["tenth_second"] = r.late;
+    if (passes > 0 && !jacobi)
+        bench.counters["batches_read_not_solved"] = batch_solves > 0 ? skipped / batch_solves : 0.0;
     static constexpr const char* kTethers[] = {"", ", tethers", ", tethers to the nearest anchor",
                                                ", tethers one after the other"};
-    bench.SetLabel(
-        std::string(name_of(pinning)) + ": peak " + percent(r.peak) + ", tenth second " + percent(r.late) + ", " +
-        std::to_string(threads) + (threads > 1 ? " threads" : " thread") + kTethers[tethers] +
-        (passes > 0 ? std::string(jacobi ? ", Jacobi " : ", chains ") + percent(bound) + " x " + std::to_string(passes)
-                    : "") +
-        (solves > 0 ? ", column limit " + percent(bound) + " x " + std::to_string(solves) : ""));
+    bench.SetLabel(std::string(name_of(pinning)) + ": peak " + percent(r.peak) + ", tenth second " + percent(r.late) +
+                   ", " + std::to_string(threads) + (threads > 1 ? " threads" : " thread") + kTethers[tethers] +
+                   (passes > 0 ? std::string(jacobi      ? ", Jacobi "
+                                             : solve_all ? ", chains, every batch solved, "
+                                                         : ", chains ") +
+                                     percent(bound) + " x " + std::to_string(passes)
+                               : "") +
+                   (solves > 0 ? ", column limit " + percent(bound) + " x " + std::to_string(solves) : ""));
 }
 
 /// Swings the irregular mesh cloth of BM_mesh_cloth (cells x cells cells at spacing 0.5, valences
@@ -600,7 +620,8 @@ BENCHMARK(BM_hanging_256_tethers)
 
 // The strain limit (chain solves) on the peer sheet at k 3000 and one substep, with tethers, each
 // pinning: the residual per pass count at bounds of 1 %, then the settings chosen for the targets
-// (0.5 % x 3) at one and two threads, then Jacobi passes for comparison, and the column limit on
+// (0.5 % x 3) at one and two threads, the same and 1 % x 4 with every batch solved (none read and
+// skipped), then Jacobi passes for comparison, and the column limit on
 // each pinning; last, sixteen passes from the corners and the tethers' variants from two corners.
 void strain_limit_rows(benchmark::internal::Benchmark* b)
 {
@@ -610,6 +631,8 @@ void strain_limit_rows(benchmark::internal::Benchmark* b)
             b->Args({3000, 1, 1, passes, 1, pinning, 0, 100, 0});
         for (int threads : {1, 2})
             b->Args({3000, 1, 1, 3, threads, pinning, 0, 50, 0});
+        b->Args({3000, 1, 1, 3, 1, pinning, 0, 50, 2});
+        b->Args({3000, 1, 1, 4, 1, pinning, 0, 100, 2});
         b->Args({3000, 1, 1, 4, 1, pinning, 0, 100, 1});
         b->Args({3000, 1, 1, 16, 1, pinning, 0, 100, 1});
         b->Args({3000, 1, 1, 0, 1, pinning, 3, 50, 0});

@@ -607,6 +607,71 @@ struct ChainAccess
     }
 };
 
+/// Whether a spring whose ends lie `dx, dy, dz` apart is one a chain solve would change: live
+/// (with rest and length, as solve_chain_batch reads them) and outside its bounds. The same
+/// operations as the solve's, so it decides as the solve does, spring by spring.
+template <class V>
+SIMDVERLET_INLINE auto spring_past_bounds(const V& dx, const V& dy, const V& dz, const V& rest, const V& shortest,
+                                          const V& longest)
+{
+    const V zero(simd::Scalar<V>(0));
+    const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
+    const V target = simd::min(simd::max(length, rest * shortest), rest * longest);
+    return (rest > zero) && (length > zero) && !(target == length);
+}
+
+/// Whether every spring of a runs or rows batch lies within its bounds, so that its solve would
+/// move nothing (every row of its system asks for no change: lambda is 0 throughout). A family
+/// that carries no load, such as the rows of a sheet hung along its top row, then costs a read of
+/// its springs instead of a solve. Decides spring by spring as the solve does. A runs batch is read
+/// node by node, a rows batch lane by lane, W springs of a row at a time (the last block
+/// overlapping the one before), both with contiguous loads; stops at the first spring past a bound.
+/// False for any other batch: a scattered batch's gathers would cost most of what its solve does.
+/// Springs between two pinned particles count as past a bound here, where the solve would leave
+/// them; the answer errs towards solving.
+template <class V, class T>
+bool chain_batch_within_bounds(const StateArrays<T>& s, const ChainFamily<T>& family, std::size_t batch,
+                               std::size_t lanes, T stretch, T compression)
+{
+    constexpr std::size_t W = sizeof(V) / sizeof(T);
+    static_assert(W > 1, "the scalar twin solves every batch");
+    const std::size_t n = std::size_t(family.length[batch]);
+    const std::int32_t* const nodes = family.nodes.data() + family.offset[batch];
+    const T* const rest = family.rest.data() + family.offset[batch];
+    const V longest(T(1) + stretch), shortest(T(1) - compression);
+    const auto past = [&](std::size_t lo, std::size_t hi, const V& r) {
+        const V dx = V::load_unaligned(s.x + hi) - V::load_unaligned(s.x + lo),
+                dy = V::load_unaligned(s.y + hi) - V::load_unaligned(s.y + lo),
+                dz = V::load_unaligned(s.z + hi) - V::load_unaligned(s.z + lo);
+        return simd::any(spring_past_bounds(dx, dy, dz, r, shortest, longest));
+    };
+    if (lanes != W)
+        return false;
+    if (family.shape[batch] == ChainShape::runs)
+    {
+        for (std::size_t t = 1; t < n; ++t)
+            if (past(std::size_t(nodes[(t - 1) * W]), std::size_t(nodes[t * W]), V::load_unaligned(rest + t * W)))
+                return false;
+        return true;
+    }
+    if (family.shape[batch] != ChainShape::rows || n < W + 1)
+        return false;
+    for (std::size_t t1 = 1; t1 < n; t1 = t1 + W < n && t1 + 2 * W > n ? n - W : t1 + W)
+    {
+        std::array<V, W> rests; // springs t1 .. t1 + W - 1, turned: rests[l] is lane l's
+        for (std::size_t k = 0; k < W; ++k)
+            rests[k] = V::load_unaligned(rest + (t1 + k) * W);
+        simd::transpose(rests);
+        for (std::size_t l = 0; l < W; ++l)
+        {
+            const std::size_t hi = std::size_t(nodes[l]) + t1;
+            if (past(hi - 1, hi, rests[l]))
+                return false;
+        }
+    }
+    return true;
+}
+
 /// One solve of a batch's chains, written once for a scalar (lane `lane` alone) and a batch (every
 /// lane, lane = 0). Spring t joins nodes t - 1 and t and is held at its length clamped to
 /// [rest (1 - compression), rest (1 + stretch)]: the rows of J W J^T are w_{t-1} + w_t on the

@@ -79,6 +79,9 @@ struct LimitScheme
     /// 2 / (1 + sqrt(1 - rho^2)). Kept to measure against the plain passes.
     T spectral_radius = T(0);
     int chebyshev_from = 2;
+    /// Chains, vector path: a grid batch whose springs all lie within their bounds is read, not
+    /// solved (chain_batch_within_bounds); false solves every batch, to measure against.
+    bool skip_within_bounds = true;
 };
 
 template <class T>
@@ -93,6 +96,7 @@ struct StrainLimitData
     std::weak_ptr<World<T>> world;
     StageLink<T> link = {};
     int limited = 0; ///< chains: springs past a bound as the last pass reached them; Jacobi: particles moved
+    int skipped = 0; ///< chains: batches found within their bounds, not solved, over the last step
     // The chains of the limited springs, rebuilt when the range changes or a spring comes. A spring
     // that goes (a cut, a tear) parts its chain in place: its rest becomes 0, an identity row.
     SpringChains<T> chains;
@@ -436,18 +440,27 @@ void follow_spring_edits(StrainLimitData<T>& d, const World<T>& world, std::pair
 
 /// One pass of chain solves: each family in turn, its batches a task each on the executor (the
 /// chains of a family share no particle, so the batches may run in any order and at once). With
-/// kCount, returns the springs past a bound as the pass reached them.
+/// kCount, returns the springs past a bound as the pass reached them. Adds the batches it did not
+/// need to solve to `skipped`.
 template <bool kCount, class T>
-int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const StateArrays<T>& s)
+int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const StateArrays<T>& s, int& skipped)
 {
     const std::size_t lanes = d.chains.lanes;
-    std::atomic<int> past{0};
+    std::atomic<int> past{0}, within{0};
     for (const auto& family : d.chains.families)
         world.run_tasks(family.batches(), [&](std::size_t batch) {
             // Per thread: a batch's scratch is a few hundred kilobytes, kept in cache between batches.
             thread_local ChainScratch<T> scratch;
             scratch.reserve(d.chains.longest * lanes);
             int n = 0;
+            // The scalar twin solves every batch: the vector path's skipped batches are the ones
+            // whose solve moves nothing, so the two still agree to the bit.
+            if (world.vectorized() && d.scheme.skip_within_bounds &&
+                chain_batch_within_bounds<simd::Batch<T>>(s, family, batch, lanes, d.max_stretch, d.max_compression))
+            {
+                within.fetch_add(1, std::memory_order_relaxed);
+                return;
+            }
             if (world.vectorized())
                 n = solve_chain_batch<simd::Batch<T>, kCount>(s, family, batch, 0, lanes, d.max_stretch,
                                                               d.max_compression, scratch, d.scheme.relaxation);
@@ -458,6 +471,7 @@ int limit_chains(const StrainLimitData<T>& d, const World<T>& world, const State
             if constexpr (kCount)
                 past.fetch_add(n, std::memory_order_relaxed);
         });
+    skipped += within.load();
     return past.load();
 }
 
@@ -484,9 +498,9 @@ void limit_chains_chebyshev(StrainLimitData<T>& d, const World<T>& world, const 
         if (pass > 1)
             save(current);
         if (pass == d.passes)
-            d.limited = limit_chains<true>(d, world, s);
+            d.limited = limit_chains<true>(d, world, s, d.skipped);
         else
-            limit_chains<false>(d, world, s);
+            limit_chains<false>(d, world, s, d.skipped);
         if (pass >= first)
         {
             omega = pass == first ? T(2) / (T(2) - rho2) : T(4) / (T(4) - rho2 * omega);
@@ -504,6 +518,7 @@ template <class T>
 void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state)
 {
     d.limited = 0;
+    d.skipped = 0;
     if (d.cloth && d.cloth->removed())
         return;
     const auto bounds = d.range.resolve(state.size());
@@ -523,8 +538,8 @@ void limit_strain(StrainLimitData<T>& d, const World<T>& world, State3<T>& state
         if (d.scheme.spectral_radius > T(0))
             return limit_chains_chebyshev(d, world, s, bounds);
         for (int pass = 1; pass < d.passes; ++pass)
-            limit_chains<false>(d, world, s);
-        d.limited = limit_chains<true>(d, world, s);
+            limit_chains<false>(d, world, s, d.skipped);
+        d.limited = limit_chains<true>(d, world, s, d.skipped);
         return;
     }
     const bool coloured = d.scheme.coloured;
