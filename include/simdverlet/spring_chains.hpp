@@ -621,7 +621,8 @@ SIMDVERLET_INLINE auto spring_past_bounds(const V& dx, const V& dy, const V& dz,
 }
 
 /// Whether every spring of a runs or rows batch lies within its bounds, so that its solve would
-/// move nothing (every row of its system asks for no change: lambda is 0 throughout). A family
+/// move nothing (every row of its system asks for no change: lambda is 0 throughout, each move a
+/// zero, which could only turn a coordinate of exactly -0 into +0). A family
 /// that carries no load, such as the rows of a sheet hung along its top row, then costs a read of
 /// its springs instead of a solve. Decides spring by spring as the solve does. A runs batch is read
 /// node by node, a rows batch lane by lane, W springs of a row at a time (the last block
