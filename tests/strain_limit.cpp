@@ -151,24 +151,35 @@ TEST_CASE("strain limiting never moves a pinned particle and moves a free pair b
     CHECK(sim.state().position(3).x() - sim.state().position(2).x() == Approx(1.1f));
 }
 
-TEMPLATE_TEST_CASE("strain limiting gives the same bits vector or scalar, and for any executor and grain",
-                   "[strain_limit][parallel]", float, double)
+namespace
 {
-    REQUIRE(simd::kLanes<TestType> > 1);
-    const auto run = [](auto configure) {
-        SwingingSheet<TestType> scene;
-        const auto limit = add_strain_limit(scene.sim,
-                                            StrainLimitOptions<TestType>{.range = {.begin = 5, .end = 2000}});
+/// check_same_bits_on_every_path on the swinging sheet strain-limited with `options` and its
+/// scheme set by `set_scheme`, over 30 frames; returns the springs the limit reported past a bound.
+template <class T, class SetScheme>
+int limited_swing_same_bits(const StrainLimitOptions<T>& options, SetScheme set_scheme)
+{
+    return check_same_bits_on_every_path([&](auto configure) {
+        SwingingSheet<T> scene;
+        const auto limit = add_strain_limit(scene.sim, options);
+        set_scheme(detail::strain_limit_data(limit)->scheme);
         configure(scene.sim);
         int limited = 0;
         for (int frame = 0; frame < 30; ++frame)
         {
-            scene.sim.step(SwingingSheet<TestType>::step());
+            scene.sim.step(SwingingSheet<T>::step());
             limited += limit.limited();
         }
-        return std::pair<Simulation<TestType>, int>(std::move(scene.sim), limited);
-    };
-    CHECK(check_same_bits_on_every_path(run) > 1000);
+        return std::pair<Simulation<T>, int>(std::move(scene.sim), limited);
+    });
+}
+} // namespace
+
+TEMPLATE_TEST_CASE("strain limiting gives the same bits vector or scalar, and for any executor and grain",
+                   "[strain_limit][parallel]", float, double)
+{
+    REQUIRE(simd::kLanes<TestType> > 1);
+    CHECK(limited_swing_same_bits(StrainLimitOptions<TestType>{.range = {.begin = 5, .end = 2000}},
+                                  [](detail::LimitScheme<TestType>&) {}) > 1000);
 }
 
 TEST_CASE("a restored strain-limited sheet steps on to the same bits, its bounds restored with it",
@@ -617,26 +628,43 @@ TEST_CASE("an irregular mesh cloth hung from its top edge or two corners settles
 
 namespace
 {
-/// A 16 x 16-vertex mesh cloth (regular, or jittered and flipped) hung from its top edge settles
-/// for 30 s at 16 passes a frame (no tethers: the limit alone), then takes still steps: no gravity,
-/// no inertia, no spring forces, so each is one pass of the limiter on a sheet that nothing
-/// stretches again, each solve's moves scaled by `relaxation`. Returns the first pass count that
-/// holds every spring within 1.01 times the bound (0: none in 1024) and the peak strain after 1024.
+/// A 16 x 16-vertex mesh cloth (regular, or jittered and flipped) released from horizontal, hung
+/// from its top edge, strain-limited at 1 % with `passes` passes (no tethers: the limit alone) and
+/// stepped `frames` frames.
+struct SettledMesh
+{
+    Simulation<float> sim;
+    StrainLimit<float> limit;
+
+    SettledMesh(bool irregular, int passes, int frames) : limit(limited_mesh(sim, irregular, passes))
+    {
+        for (int frame = 0; frame < frames; ++frame)
+            sim.step(kPeerFrame);
+    }
+
+    static StrainLimit<float> limited_mesh(Simulation<float>& sim, bool irregular, int passes)
+    {
+        constexpr int cells = 15;
+        auto mesh = sheet_mesh<float>(cells, 0.5f * float(cells), irregular, 2024);
+        for (auto& v : mesh.vertices)
+            v = Vec3<float>(v.x(), 0.0f, v.y()); // horizontal; +y is down
+        add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 600, .mass_per_area = 4, .pinned = [&](std::size_t v) {
+                                 return mesh.vertices[v].z() == 0.0f;
+                             }});
+        return add_strain_limit(
+            sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes});
+    }
+};
+
+/// The settled mesh after 30 s at 16 passes a frame takes still steps: no gravity, no inertia, no
+/// spring forces, so each is one pass of the limiter on a sheet that nothing stretches again, each
+/// solve's moves scaled by `relaxation`. Returns the first pass count that holds every spring
+/// within 1.01 times the bound (0: none in 1024) and the peak strain after 1024.
 std::pair<int, double> still_passes_to_bound(bool irregular, float relaxation = 1.0f)
 {
-    constexpr int cells = 15;
-    const float side = 0.5f * float(cells);
-    auto mesh = sheet_mesh<float>(cells, side, irregular, 2024);
-    for (auto& v : mesh.vertices)
-        v = Vec3<float>(v.x(), 0.0f, v.y()); // horizontal; +y is down
-    Simulation<float> sim;
-    add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 600, .mass_per_area = 4, .pinned = [&](std::size_t v) {
-                             return mesh.vertices[v].z() == 0.0f;
-                         }});
-    auto limit = add_strain_limit(
-        sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = 16});
-    for (int frame = 0; frame < 1800; ++frame)
-        sim.step(kPeerFrame);
+    SettledMesh settled(irregular, 16, 1800);
+    auto& sim = settled.sim;
+    auto& limit = settled.limit;
     limit.set_passes(1);
     detail::strain_limit_data(limit)->scheme.relaxation = relaxation;
     const StepParams<float> still{.dt = 1.0f / 60.0f, .damping = 0.0f, .gravity = {0, 0, 0}, .iterations = 0};
@@ -702,18 +730,9 @@ TEST_CASE("Chebyshev semi-iteration brings a still mesh cloth nearer its bound w
     // across the families than the plain passes in the same count. Measured: 1.33 % plain, 1.21 %
     // blended (settled at 1.87 %).
     const auto after_one_step = [](float rho) {
-        constexpr int cells = 15;
-        auto mesh = sheet_mesh<float>(cells, 0.5f * float(cells), true, 2024);
-        for (auto& v : mesh.vertices)
-            v = Vec3<float>(v.x(), 0.0f, v.y());
-        Simulation<float> sim;
-        add_mesh_cloth(sim, {.mesh = mesh, .stiffness = 600, .mass_per_area = 4, .pinned = [&](std::size_t v) {
-                                 return mesh.vertices[v].z() == 0.0f;
-                             }});
-        auto limit = add_strain_limit(
-            sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = 4});
-        for (int frame = 0; frame < 600; ++frame)
-            sim.step(kPeerFrame);
+        SettledMesh mesh(true, 4, 600);
+        auto& sim = mesh.sim;
+        auto& limit = mesh.limit;
         const double settled = peak_strain(sim);
         limit.set_passes(24);
         detail::strain_limit_data(limit)->scheme.spectral_radius = rho;
@@ -734,20 +753,8 @@ TEST_CASE("over-relaxed and Chebyshev-blended chain passes give the same bits ve
 {
     REQUIRE(simd::kLanes<float> > 1);
     const auto same_bits = [](int passes, auto set_scheme) {
-        return check_same_bits_on_every_path([&](auto configure) {
-            SwingingSheet<float> scene;
-            const auto limit = add_strain_limit(
-                scene.sim, StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes});
-            set_scheme(detail::strain_limit_data(limit)->scheme);
-            configure(scene.sim);
-            int limited = 0;
-            for (int frame = 0; frame < 30; ++frame)
-            {
-                scene.sim.step(SwingingSheet<float>::step());
-                limited += limit.limited();
-            }
-            return std::pair<Simulation<float>, int>(std::move(scene.sim), limited);
-        });
+        return limited_swing_same_bits(
+            StrainLimitOptions<float>{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes}, set_scheme);
     };
     CHECK(same_bits(2, [](auto& scheme) { scheme.relaxation = 1.5f; }) > 1000);
     CHECK(same_bits(4, [](auto& scheme) { scheme.spectral_radius = 0.8f; }) > 1000);

@@ -130,7 +130,7 @@ int solve_columns(const ColumnView<T>& v, ColumnLimitData<T>& d, std::size_t c)
         auto live = (load_at<V>(v.springs.stiffness[kClothDown] + up) > zero) &&
                     simd::lanes_point_at<V>(v.springs.neighbour[kClothDown] + up, std::int64_t(i)) && (length > zero) &&
                     (w_up + w > zero);
-        const V target = simd::min(simd::max(length, rest * compression), rest * stretch);
+        const V target = detail::bound_length(length, rest, compression, stretch);
         if constexpr (kCount)
             past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
         const V inv = simd::select(live, one / simd::select(live, length, one), zero);

@@ -496,6 +496,16 @@ struct ChainScratch
     }
 };
 
+/// The length a chain solve holds a spring at: its own, clamped to [rest shortest, rest longest]
+/// (shortest = 1 - compression, longest = 1 + stretch). One expression for the strain limit, the
+/// column limit and the read that decides whether a batch needs solving, so all three judge a
+/// spring alike to the bit.
+template <class V>
+SIMDVERLET_INLINE V bound_length(const V& length, const V& rest, const V& shortest, const V& longest)
+{
+    return simd::min(simd::max(length, rest * shortest), rest * longest);
+}
+
 /// The forward elimination of one spring's row of a chain's tridiagonal system (Thomas' algorithm),
 /// shared by the strain limit and the column limit. `alignment` is n_{t-1} . n_t, the dot product of
 /// the spring above's direction and this one's; `change` the length change the row asks for. The
@@ -608,16 +618,15 @@ struct ChainAccess
 };
 
 /// Whether a spring whose ends lie `dx, dy, dz` apart is one a chain solve would change: live
-/// (with rest and length, as solve_chain_batch reads them) and outside its bounds. The same
-/// operations as the solve's, so it decides as the solve does, spring by spring.
+/// (with rest and length, as solve_chain_batch reads them) and off its bound_length. The solve's
+/// own operations, so it decides as the solve does, spring by spring.
 template <class V>
 SIMDVERLET_INLINE auto spring_past_bounds(const V& dx, const V& dy, const V& dz, const V& rest, const V& shortest,
                                           const V& longest)
 {
     const V zero(simd::Scalar<V>(0));
     const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
-    const V target = simd::min(simd::max(length, rest * shortest), rest * longest);
-    return (rest > zero) && (length > zero) && !(target == length);
+    return (rest > zero) && (length > zero) && !(bound_length(length, rest, shortest, longest) == length);
 }
 
 /// Whether every spring of a runs or rows batch lies within its bounds, so that its solve would
@@ -636,6 +645,8 @@ bool chain_batch_within_bounds(const StateArrays<T>& s, const ChainFamily<T>& fa
 {
     constexpr std::size_t W = sizeof(V) / sizeof(T);
     static_assert(W > 1, "the scalar twin solves every batch");
+    if (lanes != W)
+        return false;
     const std::size_t n = std::size_t(family.length[batch]);
     const std::int32_t* const nodes = family.nodes.data() + family.offset[batch];
     const T* const rest = family.rest.data() + family.offset[batch];
@@ -646,8 +657,6 @@ bool chain_batch_within_bounds(const StateArrays<T>& s, const ChainFamily<T>& fa
                 dz = V::load_unaligned(s.z + hi) - V::load_unaligned(s.z + lo);
         return simd::any(spring_past_bounds(dx, dy, dz, r, shortest, longest));
     };
-    if (lanes != W)
-        return false;
     if (family.shape[batch] == ChainShape::runs)
     {
         for (std::size_t t = 1; t < n; ++t)
@@ -727,7 +736,7 @@ int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std
         const V length = simd::sqrt(dx * dx + dy * dy + dz * dz);
         const V r = simd::load_at<V>(rest + t * lanes);
         auto live = (r > zero) && (length > zero) && (w_up + w > zero);
-        const V target = simd::min(simd::max(length, r * shortest), r * longest);
+        const V target = bound_length(length, r, shortest, longest);
         if constexpr (kCount)
             past += simd::count(live && !(target == length)); // != is ordered on AVX in xsimd 8
         const V inv = simd::select(live, one / simd::select(live, length, one), zero);
