@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cloth_solve.hpp"
 #include "controllers.hpp"
 #include "error.hpp"
 #include "grid_slots.hpp"
@@ -86,6 +87,7 @@ struct ClothData
     std::string name;
     std::uint64_t protection = 0;
     std::optional<PidController<T>> grab;
+    std::shared_ptr<ClothSolveData<T>> solve; ///< the implicit solve of a cloth made with a material
     bool removed = false;
 
     bool grid() const noexcept { return width > 0; }
@@ -319,6 +321,8 @@ class Cloth
         release();
         if (is_grid())
             world.remove_bulk_force(curvature_stage());
+        if (d().solve)
+            world.remove_position_projection("cloth_solve@" + d().name);
         world.detach_block(base(), end(), d().protection);
         data().removed = true;
         return true;
@@ -396,6 +400,13 @@ struct ClothAccess
     static World<T>& world(const Cloth<T>& cloth)
     {
         return cloth.any_world();
+    }
+
+    /// The implicit solve of a cloth made with a material; null for a spring cloth.
+    template <class T>
+    static ClothSolveData<T>* solve(const Cloth<T>& cloth) noexcept
+    {
+        return cloth.m_data->solve.get();
     }
 
     /// Identifies the cloth itself, not the handle: copies of a handle give the same key.

@@ -21,9 +21,11 @@
 #include <vector>
 
 #include "cloth.hpp"
+#include "cloth_solve.hpp"
 #include "controllers.hpp"
 #include "error.hpp"
 #include "log.hpp"
+#include "material.hpp"
 #include "reorder.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
@@ -48,6 +50,10 @@ struct MeshClothOptions
     std::optional<T> bend_stiffness = std::nullopt; ///< >= 0, on the same scale: bend springs join the two
         ///< vertices across each edge two triangles share, so the cloth resists folding and a curved rest
         ///< shape keeps its curve. Default stiffness / 5; 0 adds none
+    std::optional<ClothMaterial<T>> material = std::nullopt; ///< the fabric in SI units (material.hpp). When
+        ///< given it decides the masses and the stretch, held by the implicit cloth solve (cloth_solve.hpp)
+        ///< instead of explicit springs, stable at any scale; stiffness, bend_stiffness and mass_per_area
+        ///< must then be left at their defaults
     T mass_per_area = T(1); ///< > 0, mass per unit of rest area, lumped onto the vertices (a third of each
                             ///< triangle's mass to each corner). Needs a state with per-particle masses
     std::function<bool(std::size_t vertex)> pinned = {}; ///< which vertices (of the sanitized mesh's
@@ -237,6 +243,21 @@ void check_mesh_cloth_options(const Simulation<T>& sim, const MeshClothOptions<T
     check(o.stiffness, "stiffness", false);
     check(o.bend_stiffness.value_or(o.stiffness / T(5)), "bend_stiffness", false);
     check(o.mass_per_area, "mass_per_area", true);
+    if (o.material)
+    {
+        check_material(*o.material, "mesh cloth");
+        const MeshClothOptions<T> defaults;
+        const auto clash = [](const char* knob) {
+            detail::raise<std::invalid_argument>(std::string("simdverlet: mesh cloth has both a material and ") + knob +
+                                                 ": the material decides the cloth's masses and stiffness; give one");
+        };
+        if (o.stiffness != defaults.stiffness)
+            clash("stiffness");
+        if (o.bend_stiffness)
+            clash("bend_stiffness");
+        if (o.mass_per_area != defaults.mass_per_area)
+            clash("mass_per_area");
+    }
     check_gains(o.grab_gains);
     if (!sim.state().has_masses())
         detail::raise<std::logic_error>("simdverlet: a mesh cloth lumps a mass onto each vertex from the areas "
@@ -276,8 +297,10 @@ Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
     std::vector<bool> pinned(n, false);
     for (std::size_t v = 0; v < n; ++v)
         pinned[v] = options.pinned && options.pinned(v);
-    const T bend = options.bend_stiffness.value_or(options.stiffness / T(5));
-    const auto plan = detail::plan_mesh_cloth(mesh, options.stiffness, bend, options.mass_per_area);
+    const auto& material = options.material;
+    const T bend = material ? T(0) : options.bend_stiffness.value_or(options.stiffness / T(5));
+    const auto plan = material ? detail::plan_mesh_cloth(mesh, material->stretch, T(0), material->density)
+                               : detail::plan_mesh_cloth(mesh, options.stiffness, bend, options.mass_per_area);
     for (std::size_t v = 0; v < n; ++v)
         if (!(plan.mass[v] > T(0)) || !std::isfinite(plan.mass[v]))
             detail::raise<std::invalid_argument>("simdverlet: " + what + " vertex " + std::to_string(v) + " has mass " +
@@ -302,7 +325,8 @@ Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
     // particle's springs fill layer 0 first and the layers cover the cloth in one piece each.
     auto& layers = world.constraint_layers();
     std::vector<int> springs(n, 0);
-    for (const auto* list : {&plan.stretch, &plan.bend})
+    const std::vector<detail::MeshSpring<T>> none;
+    for (const auto* list : {material ? &none : &plan.stretch, &plan.bend})
         for (const auto& s : *list)
             if (s.stiffness > T(0))
             {
@@ -319,7 +343,7 @@ Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
     for (std::size_t depth = have; depth * std::size_t(kSlots) < std::size_t(busiest); ++depth)
         layers.add_layer(base, base + n);
     const auto particle = [&](std::int32_t v) { return base + particle_of[std::size_t(v)]; };
-    for (const auto& s : plan.stretch)
+    for (const auto& s : material ? none : plan.stretch)
         if (s.stiffness > T(0))
             layers.connect(particle(s.a), particle(s.b), s.rest, s.stiffness);
     for (std::size_t k = 0; k < plan.bend.size(); ++k)
@@ -331,6 +355,21 @@ Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
         // The bend spring spans its edge: a tear or cut of the edge takes it too.
         layers.link(particle(plan.bent_edge[k].first), particle(plan.bent_edge[k].second), particle(s.a),
                     particle(s.b));
+    }
+
+    std::shared_ptr<detail::ClothSolveData<T>> solve;
+    if (material)
+    {
+        solve = std::make_shared<detail::ClothSolveData<T>>();
+        solve->base = base;
+        solve->count = n;
+        solve->damping = material->damping;
+        for (const auto& s : plan.stretch)
+            solve->edges.push_back({std::int32_t(particle_of[std::size_t(s.a)]),
+                                    std::int32_t(particle_of[std::size_t(s.b)]), s.rest, s.stiffness});
+        solve->mass.resize(n);
+        for (std::size_t k = 0; k < n; ++k)
+            solve->mass[k] = plan.mass[order[k]];
     }
 
     auto data = std::make_shared<detail::ClothData<T>>();
@@ -353,6 +392,8 @@ Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
     data->grab_gains = options.grab_gains;
     data->name = options.name.empty() ? "cloth@" + std::to_string(base) : options.name;
     data->protection = world.protect_range(base, base + n, "cloth '" + data->name + "'");
+    if (solve)
+        data->solve = detail::add_cloth_solve(sim, std::move(solve), "cloth_solve@" + data->name);
     if (plan.non_manifold_edges > 0)
         log(LogLevel::warning, "simdverlet: " + what + " has " + std::to_string(plan.non_manifold_edges) +
                                    " non-manifold edges (three or more triangles; the first at vertex " +
