@@ -65,6 +65,19 @@ struct EdgeRuler
         }
         return worst;
     }
+
+    /// How many edges are strained past `bound` now.
+    std::size_t count_strained(const State3<T>& s, T bound) const
+    {
+        std::size_t strained = 0;
+        for (std::size_t k = 0; k < edges.size(); ++k)
+        {
+            const auto a = std::size_t(edges[k][0]), b = std::size_t(edges[k][1]);
+            const T dx = s.x()[a] - s.x()[b], dy = s.y()[a] - s.y()[b], dz = s.z()[a] - s.z()[b];
+            strained += std::abs(std::sqrt(dx * dx + dy * dy + dz * dz) / rest[k] - T(1)) > bound ? 1 : 0;
+        }
+        return strained;
+    }
 };
 
 /// Particles of [begin, end) more than `depth` inside a sphere.

@@ -40,6 +40,10 @@ struct MeshClothOptions
 {
     TriangleMesh<T> mesh = {}; ///< the rest shape: positions, triangles, optional uvs. Sanitized on a copy
                                ///< (see `repair`); a curved rest shape is kept, not flattened
+    std::optional<ClothMaterial<T>> material = std::nullopt; ///< the fabric in SI units (material.hpp). When
+        ///< given it decides the masses and the stretch, held by the implicit cloth solve (cloth_solve.hpp)
+        ///< instead of explicit springs, stable at any scale; stiffness, bend_stiffness and mass_per_area
+        ///< must then be left at their defaults
     T stiffness = T(15);       ///< >= 0: the sheet's stretch stiffness, as the stiffness of a grid cloth's
                                ///< spring of the same material (a grid's springs give it k per unit of
                                ///< strain across a unit width, whatever its spacing). Each spring gets its
@@ -50,10 +54,6 @@ struct MeshClothOptions
     std::optional<T> bend_stiffness = std::nullopt; ///< >= 0, on the same scale: bend springs join the two
         ///< vertices across each edge two triangles share, so the cloth resists folding and a curved rest
         ///< shape keeps its curve. Default stiffness / 5; 0 adds none
-    std::optional<ClothMaterial<T>> material = std::nullopt; ///< the fabric in SI units (material.hpp). When
-        ///< given it decides the masses and the stretch, held by the implicit cloth solve (cloth_solve.hpp)
-        ///< instead of explicit springs, stable at any scale; stiffness, bend_stiffness and mass_per_area
-        ///< must then be left at their defaults
     T mass_per_area = T(1); ///< > 0, mass per unit of rest area, lumped onto the vertices (a third of each
                             ///< triangle's mass to each corner). Needs a state with per-particle masses
     std::function<bool(std::size_t vertex)> pinned = {}; ///< which vertices (of the sanitized mesh's
@@ -257,6 +257,10 @@ void check_mesh_cloth_options(const Simulation<T>& sim, const MeshClothOptions<T
             clash("bend_stiffness");
         if (o.mass_per_area != defaults.mass_per_area)
             clash("mass_per_area");
+        const std::string stage = "cloth_solve@" + (o.name.empty() ? "cloth@" + std::to_string(sim.size()) : o.name);
+        if (sim.position_projections().contains(stage))
+            detail::raise<std::invalid_argument>("simdverlet: a position projection named '" + stage +
+                                                 "' exists: name the mesh cloth apart from the others");
     }
     check_gains(o.grab_gains);
     if (!sim.state().has_masses())
@@ -299,7 +303,10 @@ Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
         pinned[v] = options.pinned && options.pinned(v);
     const auto& material = options.material;
     const T bend = material ? T(0) : options.bend_stiffness.value_or(options.stiffness / T(5));
-    const auto plan = material ? detail::plan_mesh_cloth(mesh, material->stretch, T(0), material->density)
+    // The springs' rule makes the sheet's stiffness under a stretch that holds its width E (its
+    // Poisson ratio is 1/3); a material's stretch is the stiffness of a strip free to narrow, which
+    // is (1 - 1/9) of that, so the springs get 9/8 of it (docs/decisions.md).
+    const auto plan = material ? detail::plan_mesh_cloth(mesh, material->stretch * T(9) / T(8), T(0), material->density)
                                : detail::plan_mesh_cloth(mesh, options.stiffness, bend, options.mass_per_area);
     for (std::size_t v = 0; v < n; ++v)
         if (!(plan.mass[v] > T(0)) || !std::isfinite(plan.mass[v]))
