@@ -103,10 +103,10 @@ TEST_CASE("a strip hanging from its top edge stretches by density g L^2 / (2 str
         INFO((irregular ? "irregular" : "regular") << " triangulation");
         const auto mesh = strip_mesh<double>(10, 100, spacing, irregular);
         Simulation<double> sim;
-        const auto cloth =
-            add_mesh_cloth(sim, {.mesh = mesh,
-                                 .material = ClothMaterial<double>{.density = density, .stretch = stretch, .damping = 2},
-                                 .pinned = [](std::size_t v) { return v <= 10; }});
+        const auto cloth = add_mesh_cloth(
+            sim, {.mesh = mesh,
+                  .material = ClothMaterial<double>{.density = density, .stretch = stretch, .damping = 2},
+                  .pinned = [](std::size_t v) { return v <= 10; }});
         for (int frame = 0; frame < 600; ++frame)
             sim.step({.dt = 1.0 / 60, .gravity = {0, g, 0}});
         const auto depth = [&](int row) { return cloth.position(std::size_t(row * 11 + 5)).y(); };
@@ -171,8 +171,8 @@ TEST_CASE("material damping is a rate: the same decay whatever the substeps")
     const auto speed_after_one_second = [](int substeps) {
         Simulation<double> sim;
         const auto mesh = testing::sheet_mesh<double>(6, 0.12, true);
-        const auto cloth =
-            add_mesh_cloth(sim, {.mesh = mesh, .material = ClothMaterial<double>{.stretch = 1000, .damping = 3}});
+        const auto cloth = add_mesh_cloth(
+            sim, {.mesh = mesh, .material = ClothMaterial<double>{.stretch = 1000, .damping = 3}});
         for (std::size_t v = 0; v < cloth.count(); ++v)
         {
             const auto i = cloth.index(v);
@@ -194,9 +194,8 @@ TEST_CASE("a vertex pinned mid-run holds where it is and falls again when let go
 {
     Simulation<float> sim;
     const auto mesh = testing::sheet_mesh<float>(8, 0.16f, true);
-    auto cloth = add_mesh_cloth(sim, {.mesh = mesh, .material = ClothMaterial<float>{}, .pinned = [](std::size_t v) {
-                                          return v == 0;
-                                      }});
+    auto cloth = add_mesh_cloth(
+        sim, {.mesh = mesh, .material = ClothMaterial<float>{}, .pinned = [](std::size_t v) { return v == 0; }});
     const StepParams<float> frame{.gravity = {0, 9.81f, 0}, .substeps = 2};
     for (int f = 0; f < 30; ++f)
         sim.step(frame);
@@ -220,10 +219,9 @@ TEST_CASE("a material cloth steps to the same bits scalar, on every executor, an
     using T = float;
     const auto scene = [](auto configure) {
         Simulation<T> sim;
-        const auto cloth =
-            add_mesh_cloth(sim, {.mesh = testing::garment_sheet<T>(16, 0.3f, 0.0f),
-                                 .material = ClothMaterial<T>{.stretch = 2000, .damping = 0.5f},
-                                 .pinned = [](std::size_t v) { return v == 0 || v == 15; }});
+        const auto cloth = add_mesh_cloth(sim, {.mesh = testing::garment_sheet<T>(16, 0.3f, 0.0f),
+                                                .material = ClothMaterial<T>{.stretch = 2000, .damping = 0.5f},
+                                                .pinned = [](std::size_t v) { return v == 0 || v == 15; }});
         configure(sim);
         for (int f = 0; f < 40; ++f)
             sim.step({.gravity = {0, 9.81f, 0}, .substeps = 2});

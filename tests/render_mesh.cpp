@@ -101,13 +101,6 @@ bool whole_sheet(const RenderMesh<float>& mesh, const Cloth<float>& cloth)
     return mesh.triangles.size() == 2 * std::size_t(cloth.width() - 1) * std::size_t(cloth.height() - 1);
 }
 
-std::string output_path(const std::string& name)
-{
-    std::string path = SIMDVERLET_TEST_OUTPUT_DIR; // appended, not `+`: GCC 12 warns falsely on the temporary
-    path += '/';
-    path += name;
-    return path;
-}
 } // namespace
 
 TEST_CASE("a flat sheet's render normals are unit and face one way, its triangles wound about them", "[render_mesh]")

@@ -269,6 +269,17 @@ struct LogCapture
     LogCapture& operator=(const LogCapture&) = delete;
 };
 
+#ifdef SIMDVERLET_TEST_OUTPUT_DIR
+/// Where a test writes a file of its own: under the build tree, never beside the sources.
+inline std::string output_path(const std::string& name)
+{
+    std::string path = SIMDVERLET_TEST_OUTPUT_DIR; // appended, not `+`: GCC 12 warns falsely on the temporary
+    path += '/';
+    path += name;
+    return path;
+}
+#endif
+
 /// What `fn` throws as an E, or "no exception" when it returns: for checking that an error names
 /// the bad value.
 template <class E = std::exception, class Fn>

@@ -88,11 +88,6 @@ std::string file_contents(const std::string& path)
     return read.str();
 }
 
-std::string output_path(const std::string& name)
-{
-    return std::string(SIMDVERLET_TEST_OUTPUT_DIR) + "/" + name;
-}
-
 /// Three particles in a row, the first pinned, joined by two springs.
 Simulation<float> chain_of_three()
 {

@@ -44,13 +44,13 @@ struct MeshClothOptions
         ///< given it decides the masses and the stretch, held by the implicit cloth solve (cloth_solve.hpp)
         ///< instead of explicit springs, stable at any scale; stiffness, bend_stiffness and mass_per_area
         ///< must then be left at their defaults
-    T stiffness = T(15);       ///< >= 0: the sheet's stretch stiffness, as the stiffness of a grid cloth's
-                               ///< spring of the same material (a grid's springs give it k per unit of
-                               ///< strain across a unit width, whatever its spacing). Each spring gets its
-                               ///< share from its length and the areas around it (docs/decisions.md).
-                               ///< 15 over mass_per_area 1 is the grid cloth's default material (60 and
-                               ///< mass 1 at spacing 0.5: 60 over 4), which the default step holds for
-                               ///< edges of 0.5 and longer (stability_ratio 0.6)
+    T stiffness = T(15); ///< >= 0: the sheet's stretch stiffness, as the stiffness of a grid cloth's
+                         ///< spring of the same material (a grid's springs give it k per unit of
+                         ///< strain across a unit width, whatever its spacing). Each spring gets its
+                         ///< share from its length and the areas around it (docs/decisions.md).
+                         ///< 15 over mass_per_area 1 is the grid cloth's default material (60 and
+                         ///< mass 1 at spacing 0.5: 60 over 4), which the default step holds for
+                         ///< edges of 0.5 and longer (stability_ratio 0.6)
     std::optional<T> bend_stiffness = std::nullopt; ///< >= 0, on the same scale: bend springs join the two
         ///< vertices across each edge two triangles share, so the cloth resists folding and a curved rest
         ///< shape keeps its curve. Default stiffness / 5; 0 adds none
