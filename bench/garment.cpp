@@ -81,7 +81,7 @@ GarmentRun run_garment(Scene scene, int method, int substeps, int threads)
                                                  .pinned = pinned,
                                                  .name = "sheet"})
                                : add_mesh_cloth(sim,
-                                                {.mesh = mesh, .material = kFabric, .pinned = pinned, .name = "sheet"});
+                                                {.mesh = mesh, .material = fabric, .pinned = pinned, .name = "sheet"});
     if (method == 0)
     {
         if (hang)
