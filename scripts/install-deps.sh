@@ -40,6 +40,7 @@ packages=(
     libbenchmark-dev
     libtbb-dev
     libtinyobjloader-dev # optional: load_obj_mesh (obj_mesh.hpp) and its tests
+    assimp-testmodels    # tests/cloth_solve.cpp: character and asset OBJ files simulated as material cloths
     # The viewer (examples/viewer, optional: built when these are found) and its headless
     # screenshot test under Xvfb with Mesa's software OpenGL.
     libglfw3-dev
