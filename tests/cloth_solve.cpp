@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <filesystem>
 #include <limits>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,40 +22,6 @@
 namespace
 {
 using namespace simdverlet;
-
-/// A strip `columns` x `rows` cells of `spacing`, in the x-y plane hanging down +y from row 0;
-/// irregular: interior vertices moved by up to 0.3 x spacing and diagonals flipped at random.
-template <class T>
-TriangleMesh<T> strip_mesh(int columns, int rows, T spacing, bool irregular)
-{
-    std::mt19937 rng(5);
-    std::uniform_real_distribution<double> jitter(-0.3, 0.3);
-    std::bernoulli_distribution flip(0.5);
-    TriangleMesh<T> mesh;
-    for (int r = 0; r <= rows; ++r)
-        for (int c = 0; c <= columns; ++c)
-        {
-            const bool inside = irregular && r > 0 && r < rows && c > 0 && c < columns;
-            const T dx = inside ? T(jitter(rng)) * spacing : T(0), dy = inside ? T(jitter(rng)) * spacing : T(0);
-            mesh.vertices.emplace_back(T(c) * spacing + dx, T(r) * spacing + dy, T(0));
-        }
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < columns; ++c)
-        {
-            const std::int32_t a = r * (columns + 1) + c, b = a + 1, d = a + columns + 1, e = d + 1;
-            if (irregular && flip(rng))
-            {
-                mesh.triangles.push_back({a, b, d});
-                mesh.triangles.push_back({b, e, d});
-            }
-            else
-            {
-                mesh.triangles.push_back({a, b, e});
-                mesh.triangles.push_back({a, e, d});
-            }
-        }
-    return mesh;
-}
 
 template <class T>
 T worst_edge_strain(const Cloth<T>& cloth, const TriangleMesh<T>& rest)
@@ -101,7 +66,7 @@ TEST_CASE("a strip hanging from its top edge stretches by density g L^2 / (2 str
     for (const bool irregular : {false, true})
     {
         INFO((irregular ? "irregular" : "regular") << " triangulation");
-        const auto mesh = strip_mesh<double>(10, 100, spacing, irregular);
+        const auto mesh = testing::grid_mesh<double>(10, 100, spacing, irregular, 5);
         Simulation<double> sim;
         const auto cloth = add_mesh_cloth(
             sim, {.mesh = mesh,

@@ -152,32 +152,30 @@ TriangleMesh<T> square_wall(T half)
     return mesh;
 }
 
-/// A side x side square in the x-y plane (x right, y down, as a grid cloth hangs), `cells` squares a
-/// side, each split into two triangles, with uvs (x, y) / side. Regular: every square split along
-/// the same diagonal. Irregular: each square's diagonal flipped at random and every interior vertex
-/// moved by up to `jitter` x the spacing in x and y, so valences run from 4 to 8 and no two
-/// triangles are alike. Vertex 0 is the top-left corner; vertices (cells + 1) at a time are rows.
+/// A grid of `columns` x `rows` cells of `spacing` in the x-y plane (x right, y down, as a grid
+/// cloth hangs), each cell split into two triangles. Regular: every cell split along the same
+/// diagonal. Irregular: each cell's diagonal flipped at random and every interior vertex moved by up
+/// to `jitter` x the spacing in x and y, so valences run from 4 to 8 and no two triangles are alike.
+/// Vertex 0 is the top-left corner; vertices (columns + 1) at a time are rows.
 template <class T>
-TriangleMesh<T> sheet_mesh(int cells, T side, bool irregular, unsigned seed = 3, T jitter = T(0.3))
+TriangleMesh<T> grid_mesh(int columns, int rows, T spacing, bool irregular, unsigned seed = 3, T jitter = T(0.3))
 {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
-    const T h = side / T(cells);
     TriangleMesh<T> mesh;
-    for (int r = 0; r <= cells; ++r)
-        for (int c = 0; c <= cells; ++c)
+    for (int r = 0; r <= rows; ++r)
+        for (int c = 0; c <= columns; ++c)
         {
-            const bool inside = r > 0 && r < cells && c > 0 && c < cells;
-            const T dx = irregular && inside ? T(u(rng)) * jitter * h : T(0);
-            const T dy = irregular && inside ? T(u(rng)) * jitter * h : T(0);
-            mesh.vertices.emplace_back(T(c) * h + dx, T(r) * h + dy, T(0));
-            mesh.uvs.emplace_back(mesh.vertices.back().x() / side, mesh.vertices.back().y() / side);
+            const bool inside = r > 0 && r < rows && c > 0 && c < columns;
+            const T dx = irregular && inside ? T(u(rng)) * jitter * spacing : T(0);
+            const T dy = irregular && inside ? T(u(rng)) * jitter * spacing : T(0);
+            mesh.vertices.emplace_back(T(c) * spacing + dx, T(r) * spacing + dy, T(0));
         }
     std::bernoulli_distribution flip(0.5);
-    for (int r = 0; r < cells; ++r)
-        for (int c = 0; c < cells; ++c)
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < columns; ++c)
         {
-            const std::int32_t a = r * (cells + 1) + c, b = a + 1, d = a + cells + 1, e = d + 1;
+            const std::int32_t a = r * (columns + 1) + c, b = a + 1, d = a + columns + 1, e = d + 1;
             // Counter-clockwise seen from -z, the side a hanging sheet's normal faces.
             if (irregular && flip(rng))
             {
@@ -190,6 +188,16 @@ TriangleMesh<T> sheet_mesh(int cells, T side, bool irregular, unsigned seed = 3,
                 mesh.triangles.push_back({a, e, d});
             }
         }
+    return mesh;
+}
+
+/// A side x side square of `cells` squares a side (grid_mesh), with uvs (x, y) / side.
+template <class T>
+TriangleMesh<T> sheet_mesh(int cells, T side, bool irregular, unsigned seed = 3, T jitter = T(0.3))
+{
+    TriangleMesh<T> mesh = grid_mesh(cells, cells, side / T(cells), irregular, seed, jitter);
+    for (const auto& v : mesh.vertices)
+        mesh.uvs.emplace_back(v.x() / side, v.y() / side);
     mesh.uv_triangles = mesh.triangles;
     return mesh;
 }
