@@ -402,6 +402,13 @@ struct ClothAccess
         return cloth.any_world();
     }
 
+    /// The implicit solve of a cloth made with a material; null for one held by springs.
+    template <class T>
+    static const ClothSolveData<T>* solve(const Cloth<T>& cloth) noexcept
+    {
+        return cloth.m_data->solve.get();
+    }
+
     /// Identifies the cloth itself, not the handle: copies of a handle give the same key.
     template <class T>
     static const void* key(const Cloth<T>& cloth) noexcept

@@ -58,7 +58,8 @@ struct SelfCollisionOptions
 {
     /// Finite and > 0, world units: the closest two particles of the range may come (twice a
     /// particle's radius), and, for the cloths listed in `cloths`, the closest a particle may come
-    /// to their triangles. Only pairs joined by a spring are exempt, so above ~1.4 x spacing a
+    /// to their triangles. Only pairs joined by a spring (or, for a listed cloth made with a
+    /// material, by one of its edges) are exempt, so above ~1.4 x spacing a
     /// cloth's diagonal neighbours (two springs apart, sqrt(2) x spacing at rest) collide and the
     /// sheet pushes itself apart; a rope allows up to 2 x its spacing. Without `cloths`, keep it
     /// above ~0.7 x spacing: below that a particle fits through the middle of a grid square, so a
@@ -103,6 +104,7 @@ struct SelfCollisionData
     CandidateList<T> candidates;
     std::vector<Cloth<T>> cloths;
     TriangleContacts<T> faces;
+    std::size_t bonded_edges = 0; ///< the listed material cloths' edges when the bonds were collected
     // One pass's pushes, by record (see PassLayout::record), padded by a batch.
     std::vector<T> push_x, push_y, push_z, push_touching;
     // Where the stage left the range's particles when it last ran, at the world's step count
@@ -396,6 +398,40 @@ StageState self_collision_state(std::shared_ptr<SelfCollisionData<T>> data)
     };
 }
 
+/// The edges of the listed cloths that a material holds (cloth_solve.hpp), counted to tell when one
+/// was removed.
+template <class T>
+std::size_t live_solve_edges(const SelfCollisionData<T>& d)
+{
+    std::size_t edges = 0;
+    for (const Cloth<T>& cloth : d.cloths)
+        if (const auto* solve = ClothAccess::solve(cloth); solve && !cloth.removed())
+            edges += solve->edges.size();
+    return edges;
+}
+
+/// The listed material cloths' edges as the candidate list's bonds, left out of the contacts as
+/// springs are.
+template <class T>
+void collect_bonds(SelfCollisionData<T>& d, std::size_t begin, std::size_t end)
+{
+    std::vector<std::array<std::int32_t, 2>> pairs;
+    for (const Cloth<T>& cloth : d.cloths)
+        if (const auto* solve = ClothAccess::solve(cloth); solve && !cloth.removed())
+            for (const auto& e : solve->edges)
+                pairs.push_back({std::int32_t(solve->base) + e.a, std::int32_t(solve->base) + e.b});
+    d.candidates.bonds.assign(begin, end, pairs);
+    d.bonded_edges = live_solve_edges(d);
+}
+
+template <class T>
+bool bonds_changed(const SelfCollisionData<T>& d, std::size_t begin, std::size_t end)
+{
+    return live_solve_edges(d) != d.bonded_edges ||
+           (d.bonded_edges > 0 &&
+            (d.candidates.bonds.begin != begin || d.candidates.bonds.first.size() != end - begin + 1));
+}
+
 /// The registered stage: refresh the candidate list when stale, then resolve, each pass the
 /// particle pairs and then the point-triangle contacts. With triangles the list must be current
 /// by the moves alone: the search around the few that moved far looks for particles, not for
@@ -415,13 +451,16 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
         mark_held(d, world, s, begin, end);
     for (int pass = 0; pass < d.passes; ++pass)
     {
-        if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized(), !faces))
+        if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized(), !faces) ||
+            bonds_changed(d, begin, end))
         {
             const T margin = list_margin(d.thickness);
+            collect_bonds(d, begin, end);
             build_candidates(d.candidates, world, s, begin, end, d.thickness, margin);
             if (faces)
             {
-                collect_triangles(d.faces, std::span<const Cloth<T>>(d.cloths), world.constraint_layers(), begin, end);
+                collect_triangles(d.faces, std::span<const Cloth<T>>(d.cloths), world.constraint_layers(),
+                                  d.candidates.bonds, begin, end);
                 build_triangle_contacts(d.faces, d.candidates, world, begin, end, d.thickness + margin);
             }
         }

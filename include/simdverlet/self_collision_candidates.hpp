@@ -147,6 +147,56 @@ struct LayoutScratch
 /// The candidate pairs of a range: for each particle, every particle of the range that was closer
 /// than `reach` when the list was built and is not joined to it by a spring, in index order.
 /// Acceleration only, never state.
+/// The pairs an implicit cloth solve holds together (a material cloth's edges, cloth_solve.hpp):
+/// left out of self-collision like the pairs a spring joins, and for the same reason, since the
+/// solve keeps them apart and at rest they sit an edge apart, which may be less than the thickness.
+/// Each particle's partners, sorted, as absolute indices; empty when the stage lists no such cloth.
+struct SolveBonds
+{
+    std::size_t begin = 0;
+    std::vector<std::uint32_t> first; ///< particle begin + k's partners: partners[first[k] .. first[k + 1])
+    std::vector<std::int32_t> partners;
+
+    bool joins(std::size_t i, std::size_t j) const noexcept
+    {
+        if (i < begin || i - begin + 1 >= first.size())
+            return false;
+        const auto from = partners.begin() + std::ptrdiff_t(first[i - begin]);
+        const auto to = partners.begin() + std::ptrdiff_t(first[i - begin + 1]);
+        return std::binary_search(from, to, std::int32_t(j));
+    }
+
+    /// Both ends of each (a, b) in [begin, end), from a list of pairs; the rest are dropped.
+    void assign(std::size_t range_begin, std::size_t range_end, const std::vector<std::array<std::int32_t, 2>>& pairs)
+    {
+        begin = range_begin;
+        const std::size_t n = range_end - range_begin;
+        const auto inside = [&](std::int32_t i) { return std::size_t(i) >= range_begin && std::size_t(i) < range_end; };
+        first.assign(pairs.empty() ? 0 : n + 1, 0);
+        partners.clear();
+        if (pairs.empty())
+            return;
+        for (const auto& [a, b] : pairs)
+            if (inside(a) && inside(b))
+            {
+                ++first[std::size_t(a) - range_begin + 1];
+                ++first[std::size_t(b) - range_begin + 1];
+            }
+        for (std::size_t k = 0; k < n; ++k)
+            first[k + 1] += first[k];
+        partners.resize(first[n]);
+        std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+        for (const auto& [a, b] : pairs)
+            if (inside(a) && inside(b))
+            {
+                partners[fill[std::size_t(a) - range_begin]++] = b;
+                partners[fill[std::size_t(b) - range_begin]++] = a;
+            }
+        for (std::size_t k = 0; k < n; ++k)
+            std::sort(partners.begin() + std::ptrdiff_t(first[k]), partners.begin() + std::ptrdiff_t(first[k + 1]));
+    }
+};
+
 template <class T>
 struct CandidateList
 {
@@ -162,6 +212,7 @@ struct CandidateList
     std::vector<std::uint32_t> count;
     std::vector<std::uint32_t> partners; ///< particle indices, from begin
     std::vector<std::uint32_t> active;   ///< the particles (k, from begin) with candidates, in index order
+    SolveBonds bonds;                    ///< set by the stage before a build; exempt like springs
     PassLayout layout;
     CellSort<T> cells;
     DriftCheck<T> drift;
@@ -404,7 +455,7 @@ void find_pairs(CandidateList<T>& list, const World<T>& world, std::size_t begin
             for (std::uint32_t f = 0; f < found; ++f)
             {
                 const std::uint32_t q = members[hits[f]];
-                if (!joined_by_spring(c, begin + k, partners, begin + q))
+                if (!joined_by_spring(c, begin + k, partners, begin + q) && !list.bonds.joins(begin + k, begin + q))
                 {
                     pairs.push_back(k);
                     pairs.push_back(q);

@@ -42,7 +42,7 @@ bool touches_unlisted(CandidateList<T>& list, std::span<const ConstraintArrays<T
     const auto listed_to = listed_from + std::ptrdiff_t(list.count[k]);
     const auto unlisted = [&](std::uint32_t q) {
         return !std::binary_search(listed_from, listed_to, std::uint32_t(begin + q)) &&
-               !joined_by_spring(c, begin + k, partners, begin + q);
+               !joined_by_spring(c, begin + k, partners, begin + q) && !list.bonds.joins(begin + k, begin + q);
     };
     for (std::int64_t cz = box.z0; cz <= box.z1; ++cz)
         for (std::int64_t cy = box.y0; cy <= box.y1; ++cy)

@@ -29,6 +29,7 @@
 #include "cloth.hpp"
 #include "constraints.hpp"
 #include "kernels/self_collision.hpp"
+#include "self_collision_candidates.hpp"
 #include "simd.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
@@ -57,7 +58,7 @@ struct TriangleContacts
     std::vector<std::array<std::int32_t, 3>> triangles;
     std::vector<std::uint32_t> exempt_first;
     std::vector<std::int32_t> exempt;
-    std::array<std::uint64_t, 3> made_for = {~std::uint64_t(0), 0, 0};
+    std::array<std::uint64_t, 4> made_for = {~std::uint64_t(0), 0, 0, 0};
     /// Contact j is particle[j] against triangle (a[j], b[j], c[j]), absolute indices, ordered by
     /// triangle then particle; padded to a whole block with -1 (never live), `stride` in all.
     std::vector<std::int32_t> particle, a, b, c;
@@ -77,10 +78,11 @@ struct TriangleContacts
 };
 
 /// Whether a cloth's triangle still makes a surface: every edge that carries a spring is live. A
-/// mesh cloth has a spring along each edge; a grid along two of each triangle's three, the cell's
-/// diagonal having none. A torn triangle's corners drift apart, so it no longer collides.
+/// mesh cloth has a spring along each edge, or a bond of its implicit solve when made with a
+/// material; a grid along two of each triangle's three, the cell's diagonal having none. A torn triangle's corners drift apart, so it no longer collides.
 template <class T>
-bool triangle_holds(const ConstraintLayers<T>& layers, const Cloth<T>& cloth, const std::array<std::int32_t, 3>& tri)
+bool triangle_holds(const ConstraintLayers<T>& layers, const SolveBonds& bonds, const Cloth<T>& cloth,
+                    const std::array<std::int32_t, 3>& tri)
 {
     for (std::size_t e = 0; e < 3; ++e)
     {
@@ -91,7 +93,7 @@ bool triangle_holds(const ConstraintLayers<T>& layers, const Cloth<T>& cloth, co
             if (u % width != v % width && u / width != v / width) // the cell's diagonal
                 continue;
         }
-        if (!layers.joined(cloth.index(u), cloth.index(v)))
+        if (!layers.joined(cloth.index(u), cloth.index(v)) && !bonds.joins(cloth.index(u), cloth.index(v)))
             return false;
     }
     return true;
@@ -99,7 +101,7 @@ bool triangle_holds(const ConstraintLayers<T>& layers, const Cloth<T>& cloth, co
 
 template <class T>
 void near_in_sheet(const ConstraintLayers<T>& layers, const std::array<std::int32_t, 3>& tri,
-                   std::vector<std::int32_t>& out);
+                   std::vector<std::int32_t>& out, const SolveBonds& bonds = {});
 
 /// The triangles of `cloths` that hold (triangle_holds) and whose three corners lie in
 /// [begin, end), as particle indices, in the cloths' order and each cloth's triangle order, and
@@ -107,9 +109,9 @@ void near_in_sheet(const ConstraintLayers<T>& layers, const std::array<std::int3
 /// range are the same.
 template <class T>
 void collect_triangles(TriangleContacts<T>& tc, std::span<const Cloth<T>> cloths, const ConstraintLayers<T>& layers,
-                       std::size_t begin, std::size_t end)
+                       const SolveBonds& bonds, std::size_t begin, std::size_t end)
 {
-    const std::array<std::uint64_t, 3> key{layers.edit_stamp(), begin, end};
+    const std::array<std::uint64_t, 4> key{layers.edit_stamp(), begin, end, bonds.partners.size()};
     if (tc.made_for == key)
         return;
     tc.made_for = key;
@@ -128,7 +130,7 @@ void collect_triangles(TriangleContacts<T>& tc, std::span<const Cloth<T>> cloths
                 inside = inside && i >= begin && i < end;
                 at[v] = std::int32_t(i);
             }
-            if (inside && triangle_holds(layers, cloth, tri))
+            if (inside && triangle_holds(layers, bonds, cloth, tri))
                 tc.triangles.push_back(at);
         }
     }
@@ -137,7 +139,7 @@ void collect_triangles(TriangleContacts<T>& tc, std::span<const Cloth<T>> cloths
     std::vector<std::int32_t> near;
     for (const auto& tri : tc.triangles)
     {
-        near_in_sheet(layers, tri, near);
+        near_in_sheet(layers, tri, near, bonds);
         tc.exempt.insert(tc.exempt.end(), near.begin(), near.end());
         tc.exempt_first.push_back(std::uint32_t(tc.exempt.size()));
     }
@@ -179,10 +181,11 @@ void list_records(TriangleContacts<T>& tc, std::size_t begin, std::size_t n)
 /// the triangle leaves to the springs and the particle pairs. They lie in the sheet beside it, so a
 /// push along its normal would turn the sheet's in-plane squeeze into a kick out of its plane; a
 /// fold tighter than that is what the particle pairs stop. Neighbours are the live slots each
-/// particle names, in every layer (a cloth's springs name each other both ways).
+/// particle names, in every layer (a cloth's springs name each other both ways), and the bonds of
+/// a material cloth's solve.
 template <class T>
 void near_in_sheet(const ConstraintLayers<T>& layers, const std::array<std::int32_t, 3>& tri,
-                   std::vector<std::int32_t>& out)
+                   std::vector<std::int32_t>& out, const SolveBonds& bonds)
 {
     out.assign(tri.begin(), tri.end());
     std::size_t from = 0;
@@ -201,6 +204,9 @@ void near_in_sheet(const ConstraintLayers<T>& layers, const std::array<std::int3
                     if (layer.stiffness(i, slot) != T(0) && layer.neighbour(i, slot) >= 0)
                         out.push_back(layer.neighbour(i, slot));
             }
+            if (i >= bonds.begin && i - bonds.begin + 1 < bonds.first.size())
+                out.insert(out.end(), bonds.partners.begin() + std::ptrdiff_t(bonds.first[i - bonds.begin]),
+                           bonds.partners.begin() + std::ptrdiff_t(bonds.first[i - bonds.begin + 1]));
         }
         from = to;
     }
