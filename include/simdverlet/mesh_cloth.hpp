@@ -374,6 +374,8 @@ Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
         for (const auto& s : plan.stretch)
             solve->edges.push_back({std::int32_t(particle_of[std::size_t(s.a)]),
                                     std::int32_t(particle_of[std::size_t(s.b)]), s.rest, s.stiffness});
+        if (material->bending > T(0))
+            solve->bending = detail::bend_stencils(mesh, particle_of, double(material->bending));
         solve->mass.resize(n);
         for (std::size_t k = 0; k < n; ++k)
             solve->mass[k] = plan.mass[order[k]];

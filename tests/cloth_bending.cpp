@@ -1,0 +1,155 @@
+// Bending rigidity as a material (cloth_bending.hpp): the energy of a sheet rolled onto a cylinder
+// against the plate's G / (2 R^2), on regular and irregular triangulations and in any direction;
+// invariance under rigid motion; a curved rest shape kept; gentle curvature undone; and the heavy
+// elastica that Peirce's cantilever is measured against (bench/garment.cpp, BM_cantilever).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <numbers>
+#include <numeric>
+#include <vector>
+
+#include <simdverlet/simdverlet.hpp>
+
+#include "cantilever.hpp"
+#include "catch.hpp"
+#include "meshes.hpp"
+
+namespace
+{
+using namespace simdverlet;
+
+/// The stencils of a side x side metre sheet of `cells` squares a side in the x-y plane.
+detail::BendStencils sheet_stencils(const TriangleMesh<double>& mesh, double rigidity)
+{
+    std::vector<std::uint32_t> identity(mesh.vertices.size());
+    std::iota(identity.begin(), identity.end(), 0u);
+    return detail::bend_stencils(mesh, identity, rigidity);
+}
+
+/// The sheet rolled onto a cylinder of radius r whose axis lies in the sheet's plane at `angle` to
+/// its x axis: lengths and areas kept, curvature 1 / r across the axis.
+std::vector<Eigen::Vector3d> rolled(const TriangleMesh<double>& mesh, double r, double angle)
+{
+    const Eigen::Vector2d across(std::cos(angle), std::sin(angle)), axis(-std::sin(angle), std::cos(angle));
+    std::vector<Eigen::Vector3d> out;
+    for (const auto& v : mesh.vertices)
+    {
+        const Eigen::Vector2d p(v.x() - 0.5, v.y() - 0.5);
+        const double u = p.dot(across), w = p.dot(axis);
+        const Eigen::Vector2d in_plane = r * std::sin(u / r) * across + w * axis;
+        out.emplace_back(in_plane.x(), in_plane.y(), r * (1 - std::cos(u / r)));
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("a sheet rolled onto a cylinder stores G / 2R^2 per unit area on any triangulation and in any direction")
+{
+    // A plate of rigidity G curved to radius R stores G / (2 R^2) per unit area; the sheet is one
+    // square metre. Regular triangulations hold it to 1 %, irregular ones (interior vertices moved
+    // up to 0.3 of a cell) to 6 %; turning the cylinder's axis changes it by no more than that.
+    const double rigidity = 1e-4, radius = 0.5, expected = rigidity / (2 * radius * radius);
+    for (const bool irregular : {false, true})
+        for (const int cells : {20, 40})
+            for (const double angle : {0.0, std::numbers::pi / 4, std::numbers::pi / 2, 1.0})
+            {
+                CAPTURE(irregular, cells, angle);
+                const auto mesh = testing::sheet_mesh<double>(cells, 1.0, irregular);
+                const auto stencils = sheet_stencils(mesh, rigidity);
+                const double energy = detail::bending_energy(stencils, rolled(mesh, radius, angle));
+                CHECK(energy == Approx(expected).epsilon(irregular ? 0.06 : 0.01));
+            }
+}
+
+TEST_CASE("the bending energy is zero for a flat sheet and unchanged by rigid motion")
+{
+    const auto mesh = testing::sheet_mesh<double>(16, 1.0, true);
+    const auto stencils = sheet_stencils(mesh, 1e-4);
+    std::vector<Eigen::Vector3d> flat;
+    for (const auto& v : mesh.vertices)
+        flat.push_back(v);
+    CHECK(detail::bending_energy(stencils, flat) < 1e-30);
+    const auto bent = rolled(mesh, 0.3, 0.4);
+    const Eigen::Matrix3d turn = Eigen::AngleAxisd(1.1, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+    std::vector<Eigen::Vector3d> moved;
+    for (const auto& p : bent)
+        moved.push_back(turn * p + Eigen::Vector3d(4, -5, 6));
+    const double energy = detail::bending_energy(stencils, bent);
+    CHECK(energy > 0);
+    CHECK(detail::bending_energy(stencils, moved) == Approx(energy).epsilon(1e-9));
+}
+
+TEST_CASE("a curved rest shape is the bending's zero: a bent sheet left alone stays bent")
+{
+    // A quarter cylinder of 5 cm radius, no gravity: its rest shape is in balance, so it stays
+    // where it was made, and the energy there is zero while a flattened copy's is not.
+    const double radius = 0.05;
+    auto mesh = testing::grid_mesh<double>(16, 16, std::numbers::pi / 2 * radius / 16, true);
+    std::vector<Eigen::Vector3d> flat;
+    for (auto& v : mesh.vertices)
+    {
+        flat.push_back(v);
+        const double angle = v.x() / radius;
+        v = Vec3<double>(radius * std::sin(angle), radius * (1 - std::cos(angle)), v.y());
+    }
+    std::vector<Eigen::Vector3d> rest(mesh.vertices.begin(), mesh.vertices.end());
+    const auto stencils = sheet_stencils(mesh, 1e-4);
+    CHECK(detail::bending_energy(stencils, rest) < 1e-30);
+    CHECK(detail::bending_energy(stencils, flat) > 1e-6);
+
+    Simulation<double> sim;
+    const auto sheet = add_mesh_cloth(sim, {.mesh = mesh, .material = ClothMaterial<double>{.bending = 1e-4}});
+    for (int frame = 0; frame < 60; ++frame)
+        sim.step({.dt = 1.0 / 60, .damping = 1.0, .gravity = {0, 0, 0}, .substeps = 2});
+    double worst = 0;
+    for (std::size_t v = 0; v < sheet.count(); ++v)
+        worst = std::max(worst, (sheet.position(v) - mesh.vertices[v]).norm());
+    CHECK(worst < 1e-9);
+}
+
+TEST_CASE("bending undoes gentle curvature: a flat-cut sheet bent to a wide arc opens out flat")
+{
+    // A 20 cm sheet cut flat, started on an arc of 0.5 m radius (a 1 cm rise at its middle, a
+    // curvature distance springs across its edges would not feel), floating without gravity. With
+    // the bending of a cotton it opens out; without bending it keeps its arc.
+    const auto rise_after = [](double bending) {
+        auto mesh = testing::sheet_mesh<double>(20, 0.2, true);
+        Simulation<double> sim;
+        const auto sheet = add_mesh_cloth(
+            sim, {.mesh = mesh, .material = ClothMaterial<double>{.bending = bending, .damping = 5}});
+        const double radius = 0.5;
+        for (std::size_t v = 0; v < sheet.count(); ++v)
+        {
+            const double u = mesh.vertices[v].x() - 0.1;
+            sim.state().set_position(sheet.index(v),
+                                     Vec3<double>(radius * std::sin(u / radius), mesh.vertices[v].y(),
+                                                  radius * (1 - std::cos(u / radius))));
+        }
+        const auto rise = [&] {
+            double low = 1e9, high = -1e9;
+            for (std::size_t v = 0; v < sheet.count(); ++v)
+            {
+                low = std::min(low, sheet.position(v).z());
+                high = std::max(high, sheet.position(v).z());
+            }
+            return high - low;
+        };
+        const double before = rise();
+        for (int frame = 0; frame < 120; ++frame)
+            sim.step({.dt = 1.0 / 60, .damping = 1.0, .gravity = {0, 0, 0}, .substeps = 2});
+        return rise() / before;
+    };
+    CHECK(rise_after(1e-5) < 0.1);
+    CHECK(rise_after(0.0) > 0.9);
+}
+
+TEST_CASE("the heavy elastica gives Peirce's cantilever angles")
+{
+    // Peirce's 41.5 degrees at twice the bending length, and the angles at 1.5 and 2.5 of it.
+    CHECK(testing::elastica_chord_degrees(1.5) == Approx(22.2).margin(0.05));
+    CHECK(testing::elastica_chord_degrees(2.0) == Approx(41.5).margin(0.05));
+    CHECK(testing::elastica_chord_degrees(2.5) == Approx(56.9).margin(0.05));
+}
