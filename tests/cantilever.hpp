@@ -57,11 +57,11 @@ inline double elastica_chord_degrees(double l)
 
 struct Cantilever
 {
-    double overhang = 2;   ///< bending lengths
-    int cells_along = 16;  ///< columns of triangles over the overhang; the strip is a quarter as wide
+    double overhang = 2;  ///< bending lengths
+    int cells_along = 16; ///< columns of triangles over the overhang; the strip is a quarter as wide
     bool irregular = false;
-    double turn = 0;       ///< radians about the vertical: the strip's direction in the x-z plane
-    double stretch = 1e4;  ///< N/m
+    double turn = 0;      ///< radians about the vertical: the strip's direction in the x-z plane
+    double stretch = 1e4; ///< N/m
     double seconds = 3;
     int substeps = 4;
 };
@@ -86,7 +86,8 @@ inline double cantilever_chord_degrees(const Cantilever& c, const std::function<
     Simulation<double> sim;
     auto strip = add_mesh_cloth(
         sim, {.mesh = mesh,
-              .material = ClothMaterial<double>{.density = density, .stretch = c.stretch, .bending = rigidity, .damping = 20},
+              .material =
+                  ClothMaterial<double>{.density = density, .stretch = c.stretch, .bending = rigidity, .damping = 20},
               .pinned = [&](std::size_t v) { return reach[v] < 1.5 * spacing; }});
     if (setup)
         setup(strip);

@@ -182,6 +182,38 @@ std::string load_error(const std::string& path, MeshRepair repair = MeshRepair::
 }
 } // namespace
 
+TEST_CASE(
+    "an OBJ file in centimetres modelled y-up or z-up loads scaled and turned into the y-down world, not mirrored",
+    "[mesh][obj]")
+{
+    // A tetrahedron wound outward, its apex up in the file: once loaded the apex is the lowest y
+    // (up is -y), every coordinate is a hundredth of the file's, and the signed volume keeps its
+    // sign, which a mirror (y -> -y alone) would flip: a closed collider would turn inside out.
+    const auto volume = [](const TriangleMesh<double>& m) {
+        double six = 0;
+        for (const auto& t : m.triangles)
+            six += m.vertices[std::size_t(t[0])].dot(
+                m.vertices[std::size_t(t[1])].cross(m.vertices[std::size_t(t[2])]));
+        return six / 6;
+    };
+    const std::string faces = "f 1 3 2\nf 1 2 4\nf 2 3 4\nf 3 1 4\n";
+    const auto y_up = write_text("tetra_y.obj", "v 0 0 0\nv 100 0 0\nv 0 0 100\nv 0 100 0\n" + faces);
+    const auto z_up = write_text("tetra_z.obj", "v 0 0 0\nv 100 0 0\nv 0 -100 0\nv 0 0 100\n" + faces);
+    const auto file = load_obj_mesh<double>(y_up);
+    const auto from_y = load_obj_mesh<double>(y_up, {.scale = 0.01, .up = ObjUp::y});
+    const auto from_z = load_obj_mesh<double>(z_up, {.scale = 0.01, .up = ObjUp::z});
+    for (const auto* mesh : {&from_y, &from_z})
+    {
+        CHECK(mesh->vertices[3].isApprox(Vec3<double>(0, -1, 0)));
+        CHECK(mesh->vertices[1].isApprox(Vec3<double>(1, 0, 0)));
+        CHECK(volume(*mesh) == Approx(volume(file) * 1e-6));
+    }
+    CHECK(volume(file) != 0);
+    for (const double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()})
+        CHECK(error_message<std::invalid_argument>([&] { load_obj_mesh<double>(y_up, {.scale = bad}); }) ==
+              "simdverlet: loading OBJ file '" + y_up + "': scale must be finite and > 0, got " + detail::number(bad));
+}
+
 TEST_CASE("an OBJ file loads welded by position, its polygons fanned, each corner with its uv", "[mesh][obj]")
 {
     LogCapture log;

@@ -11,7 +11,7 @@
 // positions and gentle curvature is resisted from the first degree, where springs across an edge
 // feel only the square of the fold. It is invariant under rigid motion, a curved rest shape (a
 // sleeve, a hood) is its zero, and a sheet rolled onto a cylinder stores G / (2 R^2) per unit area
-// whatever its triangulation to a few percent (tests/cloth_bending.cpp; docs/decisions.md measures
+// whatever its triangulation to 8 % (tests/cloth_bending.cpp; docs/decisions.md measures
 // the per-edge alternatives against it).
 #pragma once
 
@@ -39,8 +39,8 @@ struct BendStencils
     std::vector<std::int32_t> particle;
     std::vector<double> coefficient;
     std::vector<double> weight;
-    std::vector<double> rest; ///< n . (L x_rest) at rest: 0 on a flat sheet
-    std::vector<std::int32_t> centre; ///< the stencil's vertex, as a particle offset
+    std::vector<double> rest;                           ///< n . (L x_rest) at rest: 0 on a flat sheet
+    std::vector<std::int32_t> centre;                   ///< the stencil's vertex, as a particle offset
     std::vector<std::array<std::int32_t, 3>> triangles; ///< the cloth's, as particle offsets: the normals
 
     std::size_t size() const noexcept { return weight.size(); }
@@ -99,8 +99,10 @@ BendStencils bend_stencils(const TriangleMesh<T>& mesh, const std::vector<std::u
         {
             const std::int32_t i = t[k], j = t[(k + 1) % 3], o = t[(k + 2) % 3];
             area[std::size_t(t[k])] += corner[k];
-            const Eigen::Vector3d u = (mesh.vertices[std::size_t(i)] - mesh.vertices[std::size_t(o)]).template cast<double>();
-            const Eigen::Vector3d v = (mesh.vertices[std::size_t(j)] - mesh.vertices[std::size_t(o)]).template cast<double>();
+            const Eigen::Vector3d u =
+                (mesh.vertices[std::size_t(i)] - mesh.vertices[std::size_t(o)]).template cast<double>();
+            const Eigen::Vector3d v =
+                (mesh.vertices[std::size_t(j)] - mesh.vertices[std::size_t(o)]).template cast<double>();
             const double half_cot = u.dot(v) / u.cross(v).norm() / 2;
             ring[std::size_t(i)][j] += half_cot;
             ring[std::size_t(j)][i] += half_cot;
@@ -143,7 +145,8 @@ BendStencils bend_stencils(const TriangleMesh<T>& mesh, const std::vector<std::u
         const Eigen::Vector3d twice_area = (b - a).cross(c - a);
         for (const std::int32_t k : t)
             normals[std::size_t(k)] += twice_area;
-        out.triangles.push_back({std::int32_t(particle_of[std::size_t(t[0])]), std::int32_t(particle_of[std::size_t(t[1])]),
+        out.triangles.push_back({std::int32_t(particle_of[std::size_t(t[0])]),
+                                 std::int32_t(particle_of[std::size_t(t[1])]),
                                  std::int32_t(particle_of[std::size_t(t[2])])});
     }
     for (auto& normal : normals)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
@@ -26,11 +27,24 @@
 namespace simdverlet
 {
 
-/// How load_obj_mesh treats what a file can lose without losing surface.
+/// Which way is up in an OBJ file. The library's world has +y down (gravity along +y); a file
+/// modelled with y or z up is turned into it, never mirrored, so a closed collider keeps its
+/// outside out and a garment's triangles keep their winding.
+enum class ObjUp
+{
+    y_down, ///< the file is already in the library's world: read as it is
+    y,      ///< y up (OBJ's usual convention, most modelling tools): turned half a turn about x
+    z,      ///< z up (Blender's scene): turned a quarter turn about x, so +z becomes -y
+};
+
+/// How load_obj_mesh treats what a file can lose without losing surface, and its units and axes.
 struct ObjLoadOptions
 {
     MeshRepair repair = MeshRepair::drop; ///< zero-area and repeated triangles, unused vertices, uvs on only some
                                           ///< corners: dropped and reported (assets carry a few), or refused
+    double scale = 1.0;       ///< finite and > 0: metres per file unit (0.01 for a file in centimetres). SI is the
+                              ///< library's scale: a material's density and stiffness assume metres
+    ObjUp up = ObjUp::y_down; ///< the file's up axis, turned into the library's +y down
 };
 
 namespace detail
@@ -175,6 +189,22 @@ inline ObjLines scan_obj(std::string_view text, const std::string& where)
     }
     return lines;
 }
+/// A file's point in the library's world: scaled to metres, then turned so the file's up is -y.
+template <class T>
+Vec3<T> into_world(const Vec3<T>& p, const ObjLoadOptions& options)
+{
+    const Vec3<T> q = p * T(options.scale);
+    switch (options.up)
+    {
+    case ObjUp::y:
+        return {q.x(), -q.y(), -q.z()};
+    case ObjUp::z:
+        return {q.x(), -q.z(), q.y()};
+    case ObjUp::y_down:
+        break;
+    }
+    return q;
+}
 } // namespace detail
 
 /// Reads the vertices, faces and uvs of every shape in an OBJ file, welded by position index (a uv
@@ -183,13 +213,18 @@ inline ObjLines scan_obj(std::string_view text, const std::string& where)
 /// corner has one; when only some have one they are dropped (repairs.uvs_dropped), or refused.
 /// Then sanitize_mesh runs with `options.repair`: one warning names all that was dropped, and
 /// mesh.repairs holds it, in the loaded mesh's indices (vertices in file order from 0, triangles
-/// once fanned). A file that cannot be opened or parsed is a std::runtime_error naming the path; a
-/// file without faces, a coordinate that is not a finite number, an index 0 or out of range, or
-/// what sanitize_mesh refuses is a std::invalid_argument naming the path and the line or element.
+/// once fanned). Each vertex is scaled by `options.scale` and turned from the file's `options.up`
+/// into the library's +y down. A scale that is not finite and > 0 is a std::invalid_argument. A
+/// file that cannot be opened or parsed is a std::runtime_error naming the path; a file without
+/// faces, a coordinate that is not a finite number (or not once scaled), an index 0 or out of
+/// range, or what sanitize_mesh refuses is a std::invalid_argument naming the path and the line or element.
 template <class T>
 TriangleMesh<T> load_obj_mesh(const std::string& path, const ObjLoadOptions& options = {})
 {
     const std::string where = "OBJ file '" + path + "'";
+    if (!std::isfinite(options.scale) || !(options.scale > 0.0))
+        detail::raise<std::invalid_argument>("simdverlet: loading " + where + ": scale must be finite and > 0, got " +
+                                             detail::number(options.scale));
     std::ifstream file(path, std::ios::binary);
     if (!file)
         detail::raise<std::runtime_error>("simdverlet: cannot open " + where);
@@ -224,7 +259,12 @@ TriangleMesh<T> load_obj_mesh(const std::string& path, const ObjLoadOptions& opt
                                                  ": the vertex (" + detail::number(p.x()) + ", " +
                                                  detail::number(p.y()) + ", " + detail::number(p.z()) +
                                                  ") is not finite");
-        mesh.vertices.push_back(p);
+        const Vec3<T> placed = detail::into_world(p, options);
+        if (!placed.allFinite())
+            detail::raise<std::invalid_argument>("simdverlet: " + where + detail::obj_line(lines.vertices, k / 3) +
+                                                 ": the vertex is not finite once scaled by " +
+                                                 detail::number(options.scale));
+        mesh.vertices.push_back(placed);
     }
     for (std::size_t k = 0; k + 1 < attrib.texcoords.size(); k += 2)
         mesh.uvs.emplace_back(T(attrib.texcoords[k]), T(attrib.texcoords[k + 1]));

@@ -232,6 +232,16 @@ void bind_cloth(py::module_& m, const std::string& suffix)
         }
         return c.index(py::cast<std::size_t>(v));
     };
+    // The same vertex as the C++ members that take one expect it: its number, not its particle (a
+    // mesh cloth reordered for locality numbers them apart).
+    const auto vertex_at = [](const C& c, const py::handle& v) -> std::size_t {
+        if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v))
+        {
+            const auto [col, row] = py::cast<std::pair<int, int>>(v);
+            return c.vertex(c.index(col, row));
+        }
+        return py::cast<std::size_t>(v);
+    };
     py::class_<C>(m, ("Cloth" + suffix).c_str(),
                   "A cloth made by add_cloth (a grid) or add_mesh_cloth (any triangle mesh). A vertex is an int, the "
                   "mesh's vertex number (a grid's is row * width + col), or on a grid a (col, row) pair; grid "
@@ -239,16 +249,18 @@ void bind_cloth(py::module_& m, const std::string& suffix)
         .def("index", at, py::arg("vertex"), "the particle index of a vertex")
         .def("vertex", &C::vertex, py::arg("particle"), "the vertex a particle of this cloth shows")
         .def(
-            "position", [at](const C& c, const py::handle& v) { return c.position(at(c, v)); }, py::arg("vertex"))
+            "position", [vertex_at](const C& c, const py::handle& v) { return c.position(vertex_at(c, v)); },
+            py::arg("vertex"))
         .def(
-            "pin", [at](C& c, const py::handle& v, bool pinned) { c.pin(at(c, v), pinned); }, py::arg("vertex"),
-            py::arg("pinned") = true)
+            "pin", [vertex_at](C& c, const py::handle& v, bool pinned) { c.pin(vertex_at(c, v), pinned); },
+            py::arg("vertex"), py::arg("pinned") = true)
         .def(
-            "is_pinned", [at](const C& c, const py::handle& v) { return c.is_pinned(at(c, v)); }, py::arg("vertex"))
+            "is_pinned", [vertex_at](const C& c, const py::handle& v) { return c.is_pinned(vertex_at(c, v)); },
+            py::arg("vertex"))
         .def(
             "teleport",
-            [at](C& c, const py::handle& v, const Vec3<T>& to, bool keep_velocity) {
-                c.teleport(at(c, v), to, keep_velocity);
+            [vertex_at](C& c, const py::handle& v, const Vec3<T>& to, bool keep_velocity) {
+                c.teleport(vertex_at(c, v), to, keep_velocity);
             },
             py::arg("vertex"), py::arg("to"), py::arg("keep_velocity") = false,
             "moves a vertex; it arrives at rest unless keep_velocity")
@@ -607,9 +619,9 @@ void bind_simulation(py::module_& m, const std::string& suffix)
     const MeshClothOptions<T> mesh_defaults{};
     cls.def(
         "add_mesh_cloth",
-        [](Sim& s, const py::object& mesh, const py::object& vertices, const py::object& triangles, T stiffness,
-           std::optional<T> bend_stiffness, T mass_per_area, const py::object& pinned, MeshRepair repair, bool reorder,
-           std::string name) {
+        [](Sim& s, const py::object& mesh, const py::object& vertices, const py::object& triangles,
+           std::optional<ClothMaterial<T>> material, T stiffness, std::optional<T> bend_stiffness, T mass_per_area,
+           const py::object& pinned, MeshRepair repair, bool reorder, std::string name) {
             TriangleMesh<T> source;
             if (!mesh.is_none())
                 source = mesh_as<T>(py::cast<const Mesh&>(mesh));
@@ -619,6 +631,7 @@ void bind_simulation(py::module_& m, const std::string& suffix)
             // The pinned callable sees the sanitized mesh's numbering; an iterable is checked
             // against it by the library's own vertex count when the mask is read.
             MeshClothOptions<T> o{.mesh = std::move(source),
+                                  .material = material,
                                   .stiffness = stiffness,
                                   .bend_stiffness = bend_stiffness,
                                   .mass_per_area = mass_per_area,
@@ -635,12 +648,15 @@ void bind_simulation(py::module_& m, const std::string& suffix)
             return add_mesh_cloth(s, std::move(o));
         },
         py::arg("mesh") = py::none(), py::arg("vertices") = py::none(), py::arg("triangles") = py::none(),
-        py::arg("stiffness") = mesh_defaults.stiffness, py::arg("bend_stiffness") = mesh_defaults.bend_stiffness,
+        py::arg("material") = py::none(), py::arg("stiffness") = mesh_defaults.stiffness,
+        py::arg("bend_stiffness") = mesh_defaults.bend_stiffness,
         py::arg("mass_per_area") = mesh_defaults.mass_per_area, py::arg("pinned") = py::none(),
         py::arg("repair") = mesh_defaults.repair, py::arg("reorder") = mesh_defaults.reorder, py::arg("name") = "",
         "A cloth from any triangle mesh: a TriangleMesh (load_obj_mesh), or vertices (n, 3) and triangles (m, 3). "
-        "One particle per vertex, a stretch spring per edge, a bend spring across each shared edge. pinned: a "
-        "callable of the vertex or an iterable of vertices (numbered after repair).");
+        "One particle per vertex. material: a ClothMaterial, held by the implicit cloth solve (then leave "
+        "stiffness, bend_stiffness and mass_per_area alone); without one, a stretch spring per edge and a bend "
+        "spring across each shared edge. pinned: a callable of the vertex or an iterable of vertices (numbered "
+        "after repair).");
 
     const StrandOptions<T> strand_defaults{};
     cls.def(
@@ -844,10 +860,41 @@ void bind_simulation(py::module_& m, const std::string& suffix)
         "spreads the particle sweeps over an executor (None: serially); the bits do not change");
 }
 
+/// ClothMaterial with its keyword names and presets, as in C++.
+template <class T>
+void bind_material(py::module_& m, const std::string& suffix)
+{
+    using M = ClothMaterial<T>;
+    const M defaults{};
+    py::class_<M>(m, ("ClothMaterial" + suffix).c_str(),
+                  "A fabric in SI units: density kg/m^2, stretch N/m, bending N*m (flexural rigidity), damping 1/s. "
+                  "Given to add_mesh_cloth(material=...), it decides the masses, stretch and bending.")
+        .def(py::init([](T density, T stretch, T bending, T damping) {
+                 return M{.density = density, .stretch = stretch, .bending = bending, .damping = damping};
+             }),
+             py::arg("density") = defaults.density, py::arg("stretch") = defaults.stretch,
+             py::arg("bending") = defaults.bending, py::arg("damping") = defaults.damping)
+        .def_readwrite("density", &M::density)
+        .def_readwrite("stretch", &M::stretch)
+        .def_readwrite("bending", &M::bending)
+        .def_readwrite("damping", &M::damping)
+        .def_static("silk", &M::silk)
+        .def_static("cotton", &M::cotton)
+        .def_static("denim", &M::denim)
+        .def_static("jersey", &M::jersey)
+        .def_static("leather", &M::leather)
+        .def("__repr__", [suffix](const M& x) {
+            return "ClothMaterial" + suffix + "(density=" + detail::number(x.density) +
+                   ", stretch=" + detail::number(x.stretch) + ", bending=" + detail::number(x.bending) +
+                   ", damping=" + detail::number(x.damping) + ")";
+        });
+}
+
 /// Everything for one scalar type, with `suffix` on every class name ("" or "64").
 template <class T>
 void bind_scalar(py::module_& m, const std::string& suffix)
 {
+    bind_material<T>(m, suffix);
     bind_colliders<T>(m, suffix);
     bind_cloth<T>(m, suffix);
     bind_stages<T>(m, suffix);

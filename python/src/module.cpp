@@ -26,6 +26,12 @@ void bind_enums(py::module_& m)
     py::enum_<MeshRepair>(m, "MeshRepair", "What to do with zero-area and repeated triangles and unused vertices.")
         .value("drop", MeshRepair::drop, "remove them, report them (repairs) and log one warning")
         .value("refuse", MeshRepair::refuse, "raise ValueError naming the first");
+#if SIMDVERLET_HAVE_TINYOBJLOADER
+    py::enum_<ObjUp>(m, "ObjUp", "Which way is up in an OBJ file; load_obj_mesh turns it into +y down.")
+        .value("y_down", ObjUp::y_down, "already the library's world: read as it is")
+        .value("y", ObjUp::y, "y up (OBJ's usual convention): half a turn about x")
+        .value("z", ObjUp::z, "z up (Blender's scene): a quarter turn about x, +z becomes -y");
+#endif
     py::enum_<ContactDetection>(m, "ContactDetection", "When a triangle-mesh collider looks for contacts.")
         .value("per_call", ContactDetection::per_call, "once per step() call, a contact plane per particle")
         .value("per_substep", ContactDetection::per_substep, "the full swept test every substep");
@@ -89,10 +95,15 @@ void bind_meshes(py::module_& m)
 #if SIMDVERLET_HAVE_TINYOBJLOADER
     m.def(
         "load_obj_mesh",
-        [](const std::string& path, MeshRepair repair) { return load_obj_mesh<double>(path, {.repair = repair}); },
-        py::arg("path"), py::arg("repair") = ObjLoadOptions{}.repair,
+        [](const std::string& path, MeshRepair repair, double scale, ObjUp up) {
+            return load_obj_mesh<double>(path, {.repair = repair, .scale = scale, .up = up});
+        },
+        py::arg("path"), py::arg("repair") = ObjLoadOptions{}.repair, py::arg("scale") = ObjLoadOptions{}.scale,
+        py::arg("up") = ObjLoadOptions{}.up,
         "Reads a Wavefront OBJ into a TriangleMesh, welded by position index, polygons fanned, uvs kept; "
-        "repairs what it can (see MeshRepair) and raises ValueError naming the line for what it cannot.");
+        "repairs what it can (see MeshRepair) and raises ValueError naming the line for what it cannot. "
+        "scale: metres per file unit (0.01 for centimetres); up: the file's up axis (ObjUp), turned, not "
+        "mirrored, into the library's +y down.");
 #endif
 }
 } // namespace

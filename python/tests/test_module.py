@@ -152,6 +152,21 @@ def test_a_mesh_cloth_from_arrays_has_a_particle_per_vertex_and_hangs_from_its_p
         cloth.index((1, 1))
 
 
+def test_a_reordered_mesh_cloth_answers_by_the_vertex_numbers_it_was_given():
+    # add_mesh_cloth reorders particles for locality; position, pin, is_pinned and teleport still
+    # speak of the caller's vertex numbers, as index maps each to its particle.
+    vertices, triangles = irregular_square()
+    sim = sv.Simulation64()
+    cloth = sim.add_mesh_cloth(vertices=vertices, triangles=triangles, pinned=[5])
+    assert any(cloth.index(v) != v for v in range(len(vertices)))
+    for v in range(len(vertices)):
+        assert np.allclose(cloth.position(v), vertices[v])
+        assert np.allclose(sim.positions()[cloth.index(v)], vertices[v])
+    assert cloth.is_pinned(5) and not cloth.is_pinned(4)
+    cloth.teleport(7, (9.0, 9.0, 9.0))
+    assert tuple(cloth.position(7)) == (9.0, 9.0, 9.0)
+
+
 def test_a_mesh_cloth_takes_a_triangle_mesh_loaded_from_an_obj():
     if not hasattr(sv, "load_obj_mesh"):
         pytest.skip("built without tinyobjloader")
@@ -161,6 +176,35 @@ def test_a_mesh_cloth_takes_a_triangle_mesh_loaded_from_an_obj():
     cloth = sim.add_mesh_cloth(mesh=mesh)
     assert cloth.count() == mesh.vertices.shape[0]
     assert np.allclose(sim.positions()[cloth.index(0)], mesh.vertices[0], atol=1e-6)
+
+
+def test_a_material_cloth_takes_si_values_or_a_preset_and_refuses_a_solver_unit_knob_beside_it():
+    # A 0.3 m strip of 2 cm edges hung from its top row: with a material it stretches by
+    # density g L^2 / (2 stretch) in all (a strip free to narrow), whatever its edges' stiffness
+    # ratio to their masses; the presets order their bending silk < cotton < denim < leather.
+    silk, cotton, denim, leather = (sv.ClothMaterial.silk(), sv.ClothMaterial.cotton(),
+                                    sv.ClothMaterial.denim(), sv.ClothMaterial.leather())
+    assert silk.bending < cotton.bending < denim.bending < leather.bending
+    assert "bending=" in repr(cotton)
+    columns, rows, spacing = 6, 15, 0.02
+    vertices = np.array([(c * spacing, r * spacing, 0.0) for r in range(rows + 1) for c in range(columns + 1)])
+    triangles = []
+    for r in range(rows):
+        for c in range(columns):
+            a = r * (columns + 1) + c
+            triangles += [(a, a + 1, a + columns + 2), (a, a + columns + 2, a + columns + 1)]
+    fabric = sv.ClothMaterial64(density=0.2, stretch=100.0, bending=0.0, damping=5.0)
+    sim = sv.Simulation64()
+    cloth = sim.add_mesh_cloth(vertices=vertices, triangles=np.array(triangles), material=fabric,
+                               pinned=list(range(columns + 1)), reorder=False)
+    for _ in range(240):
+        sim.step(dt=1 / 60, gravity=(0, 9.81, 0), substeps=4)
+    length = rows * spacing
+    stretched = cloth.position(rows * (columns + 1) + columns // 2)[1] - length
+    assert stretched == pytest.approx(0.2 * 9.81 * length**2 / (2 * 100.0), rel=0.1)
+    with pytest.raises(ValueError, match="material and stiffness"):
+        sv.Simulation64().add_mesh_cloth(vertices=vertices, triangles=np.array(triangles), material=fabric,
+                                         stiffness=3.0)
 
 
 def test_a_strand_hangs_at_its_length_plus_each_segments_static_stretch():
