@@ -40,11 +40,31 @@ struct BendStencils
     std::vector<double> coefficient;
     std::vector<double> weight;
     std::vector<double> rest;                           ///< n . (L x_rest) at rest: 0 on a flat sheet
-    std::vector<std::int32_t> centre;                   ///< the stencil's vertex, as a particle offset
     std::vector<std::array<std::int32_t, 3>> triangles; ///< the cloth's, as particle offsets: the normals
 
     std::size_t size() const noexcept { return weight.size(); }
+    /// Stencil s's own particle: its last entry.
+    std::size_t centre(std::size_t s) const noexcept { return std::size_t(particle[first[s + 1] - 1]); }
 };
+
+/// The unit normal at each of `count` points: the normals of the triangles around it summed by
+/// area. `at(k)` gives point k as an Eigen::Vector3d; a point on no triangle gets zero.
+template <class At>
+void vertex_normals(const std::vector<std::array<std::int32_t, 3>>& triangles, std::size_t count, const At& at,
+                    std::vector<Eigen::Vector3d>& out)
+{
+    out.assign(count, Eigen::Vector3d::Zero());
+    for (const auto& t : triangles)
+    {
+        const Eigen::Vector3d a = at(std::size_t(t[0]));
+        const Eigen::Vector3d twice_area = (at(std::size_t(t[1])) - a).cross(at(std::size_t(t[2])) - a);
+        for (const std::int32_t k : t)
+            out[std::size_t(k)] += twice_area;
+    }
+    for (auto& normal : out)
+        if (const double length = normal.norm(); length > 0.0)
+            normal /= length;
+}
 
 /// The vertex areas of Meyer et al. (2003): a triangle with no obtuse angle gives each corner its
 /// Voronoi region, an obtuse one half its area to the obtuse corner and a quarter to each other,
@@ -136,22 +156,13 @@ BendStencils bend_stencils(const TriangleMesh<T>& mesh, const std::vector<std::u
     }
 
     BendStencils out;
-    std::vector<Eigen::Vector3d> normals(n, Eigen::Vector3d::Zero());
+    std::vector<Eigen::Vector3d> normals;
+    vertex_normals(
+        mesh.triangles, n, [&](std::size_t k) { return mesh.vertices[k].template cast<double>().eval(); }, normals);
     for (const auto& t : mesh.triangles)
-    {
-        const Eigen::Vector3d a = mesh.vertices[std::size_t(t[0])].template cast<double>();
-        const Eigen::Vector3d b = mesh.vertices[std::size_t(t[1])].template cast<double>();
-        const Eigen::Vector3d c = mesh.vertices[std::size_t(t[2])].template cast<double>();
-        const Eigen::Vector3d twice_area = (b - a).cross(c - a);
-        for (const std::int32_t k : t)
-            normals[std::size_t(k)] += twice_area;
         out.triangles.push_back({std::int32_t(particle_of[std::size_t(t[0])]),
                                  std::int32_t(particle_of[std::size_t(t[1])]),
                                  std::int32_t(particle_of[std::size_t(t[2])])});
-    }
-    for (auto& normal : normals)
-        if (normal.norm() > 0.0)
-            normal.normalize();
     for (std::size_t v = 0; v < n; ++v)
     {
         if (!interior[v] || !(area[v] > 0.0))
@@ -177,7 +188,6 @@ BendStencils bend_stencils(const TriangleMesh<T>& mesh, const std::vector<std::u
         // functions); anything above that is a curved rest shape to keep.
         const double rest = curvature.dot(normals[v]);
         out.rest.push_back(std::abs(rest) > 1e-9 * reach ? rest : 0.0);
-        out.centre.push_back(std::int32_t(particle_of[v]));
     }
     return out;
 }
@@ -186,21 +196,16 @@ BendStencils bend_stencils(const TriangleMesh<T>& mesh, const std::vector<std::u
 /// G / 2 sum_s (n . (L x)_s - rest_s)^2 / A_s with each stencil's normal at `at`.
 inline double bending_energy(const BendStencils& bend, const std::vector<Eigen::Vector3d>& at)
 {
-    std::vector<Eigen::Vector3d> normals(at.size(), Eigen::Vector3d::Zero());
-    for (const auto& t : bend.triangles)
-    {
-        const Eigen::Vector3d twice_area =
-            (at[std::size_t(t[1])] - at[std::size_t(t[0])]).cross(at[std::size_t(t[2])] - at[std::size_t(t[0])]);
-        for (const std::int32_t k : t)
-            normals[std::size_t(k)] += twice_area;
-    }
+    std::vector<Eigen::Vector3d> normals;
+    vertex_normals(
+        bend.triangles, at.size(), [&](std::size_t k) { return at[k]; }, normals);
     double energy = 0.0;
     for (std::size_t s = 0; s < bend.size(); ++s)
     {
         Eigen::Vector3d l = Eigen::Vector3d::Zero();
         for (auto a = bend.first[s]; a < bend.first[s + 1]; ++a)
             l += bend.coefficient[a] * at[std::size_t(bend.particle[a])];
-        const double off = normals[std::size_t(bend.centre[s])].normalized().dot(l) - bend.rest[s];
+        const double off = normals[bend.centre(s)].dot(l) - bend.rest[s];
         energy += 0.5 * bend.weight[s] * off * off;
     }
     return energy;

@@ -100,7 +100,8 @@ struct ClothSolveData
     std::vector<std::int32_t> row_of; ///< particle -> row of the factor in its order, -1 pinned
     T factored_h = T(0);
     CholeskyFactor factor;
-    std::vector<double> work, normals;
+    std::vector<double> work;
+    std::vector<Eigen::Vector3d> normals; ///< each particle's at the prediction, for the bending
 };
 
 /// Factors M / h^2 + sum_e k_e G_e^T G_e over the free particles. In double whatever T: M / h^2
@@ -173,30 +174,6 @@ bool factor_fits(const ClothSolveData<T>& d, const T* w, T h)
     return true;
 }
 
-/// Each particle's unit normal at (x, y, z), its triangles' normals summed by area.
-template <class T>
-void vertex_normals(ClothSolveData<T>& d, const T* x, const T* y, const T* z)
-{
-    d.normals.assign(3 * d.count, 0.0);
-    for (const auto& t : d.bending.triangles)
-    {
-        const auto a = std::size_t(t[0]), b = std::size_t(t[1]), c = std::size_t(t[2]);
-        const double u[3] = {double(x[b]) - double(x[a]), double(y[b]) - double(y[a]), double(z[b]) - double(z[a])};
-        const double v[3] = {double(x[c]) - double(x[a]), double(y[c]) - double(y[a]), double(z[c]) - double(z[a])};
-        const double twice_area[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
-        for (const std::int32_t k : t)
-            for (std::size_t i = 0; i < 3; ++i)
-                d.normals[3 * std::size_t(k) + i] += twice_area[i];
-    }
-    for (std::size_t v = 0; v < d.count; ++v)
-    {
-        double* n = &d.normals[3 * v];
-        const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        for (std::size_t i = 0; i < 3; ++i)
-            n[i] = length > 0.0 ? n[i] / length : 0.0;
-    }
-}
-
 /// The bending's share of the right-hand side at the prediction: each stencil's pull toward its
 /// rest curvature along its vertex's normal, -W L^T n (n . L y - rest).
 template <class T>
@@ -205,7 +182,9 @@ void add_bending_pull(ClothSolveData<T>& d, const T* x, const T* y, const T* z, 
     const BendStencils& bend = d.bending;
     if (bend.size() == 0)
         return;
-    vertex_normals(d, x, y, z);
+    vertex_normals(
+        bend.triangles, d.count,
+        [&](std::size_t k) { return Eigen::Vector3d(double(x[k]), double(y[k]), double(z[k])); }, d.normals);
     for (std::size_t s = 0; s < bend.size(); ++s)
     {
         double l[3] = {0.0, 0.0, 0.0};
@@ -216,7 +195,7 @@ void add_bending_pull(ClothSolveData<T>& d, const T* x, const T* y, const T* z, 
             l[1] += bend.coefficient[a] * double(y[v]);
             l[2] += bend.coefficient[a] * double(z[v]);
         }
-        const double* n = &d.normals[3 * std::size_t(bend.centre[s])];
+        const Eigen::Vector3d& n = d.normals[bend.centre(s)];
         const double scale = -bend.weight[s] * (n[0] * l[0] + n[1] * l[1] + n[2] * l[2] - bend.rest[s]);
         for (auto a = bend.first[s]; a < bend.first[s + 1]; ++a)
             if (const auto r = d.row_of[std::size_t(bend.particle[a])]; r >= 0)

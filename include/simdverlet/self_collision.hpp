@@ -411,7 +411,7 @@ std::size_t live_solve_edges(const SelfCollisionData<T>& d)
 }
 
 /// The listed material cloths' edges as the candidate list's bonds, left out of the contacts as
-/// springs are.
+/// springs are. Remade only when a listed cloth was removed or the range changed.
 template <class T>
 void collect_bonds(SelfCollisionData<T>& d, std::size_t begin, std::size_t end)
 {
@@ -421,7 +421,7 @@ void collect_bonds(SelfCollisionData<T>& d, std::size_t begin, std::size_t end)
             for (const auto& e : solve->edges)
                 pairs.push_back({std::int32_t(solve->base) + e.a, std::int32_t(solve->base) + e.b});
     d.candidates.bonds.assign(begin, end, pairs);
-    d.bonded_edges = live_solve_edges(d);
+    d.bonded_edges = pairs.size();
 }
 
 template <class T>
@@ -449,13 +449,16 @@ void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& sta
     d.holds = false;
     if (faces)
         mark_held(d, world, s, begin, end);
+    if (bonds_changed(d, begin, end))
+    {
+        collect_bonds(d, begin, end);
+        d.candidates.valid = false;
+    }
     for (int pass = 0; pass < d.passes; ++pass)
     {
-        if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized(), !faces) ||
-            bonds_changed(d, begin, end))
+        if (!list_is_current(d.candidates, world, s, begin, end, d.thickness, world.vectorized(), !faces))
         {
             const T margin = list_margin(d.thickness);
-            collect_bonds(d, begin, end);
             build_candidates(d.candidates, world, s, begin, end, d.thickness, margin);
             if (faces)
             {

@@ -223,17 +223,9 @@ template <class T>
 void bind_cloth(py::module_& m, const std::string& suffix)
 {
     using C = Cloth<T>;
-    // A vertex is an int (any cloth) or a (col, row) pair (a grid cloth only).
-    const auto at = [](const C& c, const py::handle& v) -> std::size_t {
-        if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v))
-        {
-            const auto [col, row] = py::cast<std::pair<int, int>>(v);
-            return c.index(col, row);
-        }
-        return c.index(py::cast<std::size_t>(v));
-    };
-    // The same vertex as the C++ members that take one expect it: its number, not its particle (a
-    // mesh cloth reordered for locality numbers them apart).
+    // A vertex is an int (any cloth) or a (col, row) pair (a grid cloth only), and the C++ members
+    // that take one expect its number, not its particle (a mesh cloth reordered for locality
+    // numbers them apart).
     const auto vertex_at = [](const C& c, const py::handle& v) -> std::size_t {
         if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v))
         {
@@ -242,6 +234,7 @@ void bind_cloth(py::module_& m, const std::string& suffix)
         }
         return py::cast<std::size_t>(v);
     };
+    const auto at = [vertex_at](const C& c, const py::handle& v) { return c.index(vertex_at(c, v)); };
     py::class_<C>(m, ("Cloth" + suffix).c_str(),
                   "A cloth made by add_cloth (a grid) or add_mesh_cloth (any triangle mesh). A vertex is an int, the "
                   "mesh's vertex number (a grid's is row * width + col), or on a grid a (col, row) pair; grid "
