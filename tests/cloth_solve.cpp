@@ -63,29 +63,39 @@ TEST_CASE("a strip hanging from its top edge stretches by density g L^2 / (2 str
     // top and falls linearly to 0 at the hem, 2.45 cm in all. The spring network lands within 4 %
     // (regular) and 6 % (irregular) of it; without the 9/8 that turns the springs' constrained
     // stiffness into a free strip's it would be 8-19 % soft, past this tolerance.
+    // The grid cloth given the same material is the regular strip.
     const double density = 0.2, stretch = 40, g = 9.81, length = 1.0, spacing = 0.01;
+    const ClothMaterial<double> material{.density = density, .stretch = stretch, .damping = 2};
     for (const bool irregular : {false, true})
-    {
-        INFO((irregular ? "irregular" : "regular") << " triangulation");
-        const auto mesh = testing::grid_mesh<double>(10, 100, spacing, irregular, 5);
-        Simulation<double> sim;
-        const auto cloth = add_mesh_cloth(
-            sim, {.mesh = mesh,
-                  .material = ClothMaterial<double>{.density = density, .stretch = stretch, .damping = 2},
-                  .pinned = [](std::size_t v) { return v <= 10; }});
-        for (int frame = 0; frame < 600; ++frame)
-            sim.step({.dt = 1.0 / 60, .gravity = {0, g, 0}});
-        const auto depth = [&](int row) { return cloth.position(std::size_t(row * 11 + 5)).y(); };
-        const auto rest_depth = [&](int row) { return mesh.vertices[std::size_t(row * 11 + 5)].y(); };
-        const double stretched = depth(100) - depth(0) - (rest_depth(100) - rest_depth(0));
-        CHECK(stretched == Approx(density * g * length * length / (2 * stretch)).epsilon(0.06));
-        for (const int row : {25, 50, 75})
+        for (const bool grid : {false, true})
         {
-            const double strain = (depth(row + 5) - depth(row - 5)) / (rest_depth(row + 5) - rest_depth(row - 5)) - 1;
-            INFO("depth " << row * spacing << " m");
-            CHECK(strain == Approx(density * g * (length - row * spacing) / stretch).epsilon(0.06));
+            if (irregular && grid)
+                continue;
+            INFO((grid ? "grid cloth" : irregular ? "irregular mesh" : "regular mesh"));
+            const auto mesh = testing::grid_mesh<double>(10, 100, spacing, irregular, 5);
+            Simulation<double> sim;
+            const auto cloth = grid ? add_cloth(sim, {.width = 11,
+                                                      .height = 101,
+                                                      .material = material,
+                                                      .spacing = spacing,
+                                                      .pinned = [](int, int row) { return row == 0; }})
+                                    : add_mesh_cloth(sim, {.mesh = mesh,
+                                                           .material = material,
+                                                           .pinned = [](std::size_t v) { return v <= 10; }});
+            for (int frame = 0; frame < 600; ++frame)
+                sim.step({.dt = 1.0 / 60, .gravity = {0, g, 0}});
+            const auto depth = [&](int row) { return cloth.position(std::size_t(row * 11 + 5)).y(); };
+            const auto rest_depth = [&](int row) { return mesh.vertices[std::size_t(row * 11 + 5)].y(); };
+            const double stretched = depth(100) - depth(0) - (rest_depth(100) - rest_depth(0));
+            CHECK(stretched == Approx(density * g * length * length / (2 * stretch)).epsilon(0.06));
+            for (const int row : {25, 50, 75})
+            {
+                const double strain = (depth(row + 5) - depth(row - 5)) / (rest_depth(row + 5) - rest_depth(row - 5)) -
+                                      1;
+                INFO("depth " << row * spacing << " m");
+                CHECK(strain == Approx(density * g * (length - row * spacing) / stretch).epsilon(0.06));
+            }
         }
-    }
 }
 
 TEST_CASE("a material cloth stays finite at any scale and stiffness where springs of the same stiffness diverge")
@@ -239,6 +249,70 @@ TEST_CASE("a bad material or a material beside a solver-unit knob is refused nam
         [&] { add_mesh_cloth(sim, {.mesh = mesh, .material = M{}, .name = "shirt"}); });
     CHECK_THAT(message, Catch::Matchers::Contains("cloth_solve@shirt"));
     CHECK(sim.size() == size);
+}
+
+TEST_CASE("a grid given a material steps to the bits of the mesh cloth of its triangles")
+{
+    // The grid's rest shape, triangles and particle order are those of the regular mesh, so its
+    // masses, edges, stencils and factor are too; only the handle differs. Bending on, two corners
+    // pinned, released from horizontal: every kind of entry in the solve moves.
+    const ClothMaterial<double> material{.density = 0.15, .stretch = 2000, .bending = 2e-5, .damping = 0.5};
+    const int cells = 16;
+    const double spacing = 0.02;
+    const auto mesh = testing::grid_mesh<double>(cells, cells, spacing, false);
+    const auto flat = [](const Vec3<double>& p) { return Vec3<double>(p.x(), 0.0, p.y()); };
+    Simulation<double> grid_sim, mesh_sim;
+    const auto grid = add_cloth(
+        grid_sim, {.width = cells + 1,
+                   .height = cells + 1,
+                   .material = material,
+                   .spacing = spacing,
+                   .pinned = [](int c, int r) { return r == 0 && (c == 0 || c == cells); },
+                   .position = [&](int c, int r) { return flat(mesh.vertices[std::size_t(r * (cells + 1) + c)]); }});
+    auto laid = mesh;
+    for (auto& v : laid.vertices)
+        v = flat(v);
+    const auto sheet = add_mesh_cloth(mesh_sim, {.mesh = mesh,
+                                                 .material = material,
+                                                 .pinned = [](std::size_t v) { return v == 0 || v == cells; },
+                                                 .reorder = false});
+    for (std::size_t v = 0; v < sheet.count(); ++v)
+        mesh_sim.state().set_position(sheet.index(v), laid.vertices[v]);
+    for (int frame = 0; frame < 60; ++frame)
+    {
+        grid_sim.step({.dt = 1.0 / 60, .gravity = {0, 9.81, 0}, .substeps = 2});
+        mesh_sim.step({.dt = 1.0 / 60, .gravity = {0, 9.81, 0}, .substeps = 2});
+    }
+    // Swung down from level: the far edge hangs well below the pins.
+    CHECK(grid.position(cells / 2, cells).y() > 0.3 * cells * spacing);
+    CHECK(testing::same_positions(grid_sim, mesh_sim));
+}
+
+TEST_CASE("a grid given a material beside stiffness, mass or curvature is refused naming both, and nothing is added")
+{
+    using M = ClothMaterial<float>;
+    const auto refused = [](Simulation<float>& sim, ClothOptions<float> options, const char* knob) {
+        const auto message = testing::error_message<std::invalid_argument>([&] { add_cloth(sim, options); });
+        CHECK_THAT(message, Catch::Matchers::Contains("material") && Catch::Matchers::Contains(knob));
+        CHECK(sim.size() == 0);
+        CHECK(sim.position_projections().empty());
+        CHECK(sim.bulk_forces().empty());
+    };
+    Simulation<float> sim;
+    refused(sim, {.material = M{}, .stiffness = 100}, "stiffness");
+    refused(sim, {.material = M{}, .mass = 2}, "mass");
+    refused(sim, {.material = M{}, .curvature_strength = 0.0f}, "curvature_strength");
+    refused(sim, {.material = M{.stretch = -1}}, ".stretch");
+
+    Simulation<float> unit(Masses::unit);
+    const auto message = testing::error_message<std::logic_error>([&] { add_cloth(unit, {.material = M{}}); });
+    CHECK_THAT(message, Catch::Matchers::Contains("per-particle masses"));
+    CHECK(unit.size() == 0);
+
+    auto cloth = add_cloth(sim, {.material = M{}, .name = "sail"});
+    CHECK(sim.position_projections().contains("cloth_solve@sail"));
+    CHECK_THROWS_AS(cloth.set_curvature_strength(1.0f), std::logic_error);
+    CHECK(cloth.curvature_strength() == 0.0f);
 }
 
 TEST_CASE("self-collision leaves a material cloth's edges to its solve")

@@ -17,6 +17,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,8 @@
 #include "error.hpp"
 #include "grid_slots.hpp"
 #include "kernels/curvature.hpp"
+#include "material.hpp"
+#include "mesh_springs.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 #include "triangle_mesh.hpp"
@@ -38,8 +41,14 @@ namespace simdverlet
 template <class T>
 struct ClothOptions
 {
-    int width = 20;      ///< particles per row, >= 2
-    int height = 10;     ///< rows, >= 2
+    int width = 20;                                          ///< particles per row, >= 2
+    int height = 10;                                         ///< rows, >= 2
+    std::optional<ClothMaterial<T>> material = std::nullopt; ///< the fabric in SI units (material.hpp). When
+        ///< given it decides the masses (density x the areas around each particle), the stretch and the
+        ///< bending, held by the implicit cloth solve (cloth_solve.hpp) instead of the grid's springs and
+        ///< curvature, stable at any spacing; stiffness, mass and curvature_strength must then be left at
+        ///< their defaults, and the state needs per-particle masses. The rest shape is the default
+        ///< layout, or `position`'s when rest_length_from_layout
     T spacing = T(0.5);  ///< world units between neighbours in the default layout, > 0; the rest length
                          ///< of every spring unless rest_length_from_layout
     T stiffness = T(60); ///< per slot, >= 0. The sheet feels stiffness x iterations only: 60 at 16
@@ -271,10 +280,14 @@ class Cloth
     /// A grid's curvature; 0 for a mesh cloth, which bends through its bend springs.
     T curvature_strength() const noexcept { return d().curvature; }
     /// Live; 0 switches curvature off without unregistering anything. A logic_error on a mesh
-    /// cloth, which has no curvature stage (its bend springs are set with add_mesh_cloth).
+    /// cloth, which has no curvature stage (its bend springs are set with add_mesh_cloth), and on a
+    /// cloth made with a material, which bends by it.
     void set_curvature_strength(T strength)
     {
         require_grid("set_curvature_strength");
+        if (d().solve)
+            detail::raise<std::logic_error>("simdverlet: cloth '" + d().name +
+                                            "' bends by its material, which has no curvature stage");
         check_curvature(strength);
         data().curvature = strength;
     }
@@ -454,6 +467,33 @@ inline std::vector<std::array<std::int32_t, 3>> grid_triangles(int width, int he
     return out;
 }
 
+/// A grid given a material: no solver-unit knob beside it, and a state that can hold its masses.
+template <class T>
+void check_grid_material(const Simulation<T>& sim, const ClothOptions<T>& o)
+{
+    check_material(*o.material, "cloth");
+    const ClothOptions<T> defaults;
+    const auto clash = [](const char* knob) {
+        detail::raise<std::invalid_argument>(
+            std::string("simdverlet: cloth has both a material and ") + knob +
+            ": the material decides the cloth's masses, stretch and bending; give one");
+    };
+    if (o.stiffness != defaults.stiffness)
+        clash("stiffness");
+    if (o.mass != defaults.mass)
+        clash("mass");
+    if (o.curvature_strength)
+        clash("curvature_strength");
+    if (!sim.state().has_masses())
+        detail::raise<std::logic_error>("simdverlet: a cloth with a material lumps a mass onto each particle from the "
+                                        "areas around it: it needs a state with per-particle masses "
+                                        "(Masses::per_particle)");
+    const std::string stage = "cloth_solve@" + (o.name.empty() ? "cloth@" + std::to_string(sim.size()) : o.name);
+    if (sim.position_projections().contains(stage))
+        detail::raise<std::invalid_argument>("simdverlet: a position projection named '" + stage +
+                                             "' exists: name the cloth apart from the others");
+}
+
 template <class T>
 void check_cloth_options(const Simulation<T>& sim, const ClothOptions<T>& o)
 {
@@ -476,7 +516,10 @@ void check_cloth_options(const Simulation<T>& sim, const ClothOptions<T>& o)
     if (!std::isfinite(curvature) || curvature < T(0))
         detail::raise<std::invalid_argument>("simdverlet: curvature strength must be finite and >= 0, got " +
                                              number(curvature));
+    if (o.material)
+        check_grid_material(sim, o);
 }
+
 template <class T>
 const std::vector<std::uint8_t>& IntactTriangles::refresh(const ConstraintLayers<T>& layers, const Cloth<T>& of)
 {
@@ -502,6 +545,11 @@ const std::vector<std::uint8_t>& IntactTriangles::refresh(const ConstraintLayers
 
 /// Appends a width x height cloth to `sim` and returns its handle. Validates every option and
 /// every layout position before appending anything, so a failed call leaves sim unchanged.
+///
+/// Without a material the cloth is the seed's: a spring in each grid slot, held by the explicit
+/// step, and a curvature pull. With options.material it has no springs in slots: its stretch and
+/// bending are held by the implicit cloth solve, registered as "cloth_solve@<name>", as a mesh
+/// cloth with a material is (the grid's triangles are its mesh).
 template <class T>
 Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
 {
@@ -537,16 +585,38 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
                                                 ", " + std::to_string(int(k) / w) +
                                                 "): the simulation's state has unit masses (Masses::unit)");
 
-    const T inv_mass = T(1) / options.mass;
+    // A material decides each particle's mass from the area around it in the rest shape, and
+    // holds the sheet by the implicit solve instead of the slots' springs.
+    std::optional<detail::MeshClothPlan<T>> plan;
+    TriangleMesh<T> rest_shape;
+    std::vector<T> inv_masses(layout.size(), T(1) / options.mass);
+    if (options.material)
+    {
+        for (int r = 0; r < h; ++r)
+            for (int c = 0; c < w; ++c)
+                rest_shape.vertices.push_back(options.rest_length_from_layout
+                                                  ? layout[std::size_t(r * w + c)]
+                                                  : Vec3<T>(T(c) * options.spacing, T(r) * options.spacing, T(0)));
+        rest_shape.triangles = detail::grid_triangles(w, h);
+        plan = detail::plan_material_cloth(rest_shape, *options.material);
+        for (std::size_t k = 0; k < layout.size(); ++k)
+        {
+            if (!(plan->mass[k] > T(0)) || !std::isfinite(plan->mass[k]))
+                detail::raise<std::invalid_argument>(
+                    "simdverlet: cloth cell (" + std::to_string(int(k) % w) + ", " + std::to_string(int(k) / w) +
+                    ") has mass " + detail::number(plan->mass[k]) + " from the areas around it in its rest layout");
+            inv_masses[k] = T(1) / plan->mass[k];
+        }
+    }
     sim.state().reserve(base + layout.size());
     for (std::size_t k = 0; k < layout.size(); ++k)
-        sim.add_particle(layout[k], pinned[k] ? T(0) : inv_mass);
+        sim.add_particle(layout[k], pinned[k] ? T(0) : inv_masses[k]);
 
     const auto rest = [&](std::size_t a, std::size_t b) {
         return options.rest_length_from_layout ? (layout[a] - layout[b]).norm() : options.spacing;
     };
     auto& k = sim.constraints();
-    for (int r = 0; r < h; ++r)
+    for (int r = 0; r < h && !options.material; ++r)
         for (int c = 0; c < w; ++c)
         {
             const std::size_t local = std::size_t(r * w + c);
@@ -570,12 +640,20 @@ Cloth<T> add_cloth(Simulation<T>& sim, ClothOptions<T> options)
     data->count = layout.size();
     data->width = w;
     data->height = h;
-    data->inv_mass.assign(layout.size(), inv_mass);
+    data->inv_mass = std::move(inv_masses);
     data->triangles = detail::grid_triangles(w, h);
-    data->curvature = options.curvature_strength.value_or(options.stiffness / T(3));
+    data->curvature = options.material ? T(0) : options.curvature_strength.value_or(options.stiffness / T(3));
     data->grab_gains = options.grab_gains;
     data->name = options.name.empty() ? "cloth@" + std::to_string(base) : options.name;
     data->protection = world.protect_range(base, base + layout.size(), "cloth '" + data->name + "'");
+    if (options.material)
+    {
+        std::vector<std::uint32_t> identity(layout.size());
+        std::iota(identity.begin(), identity.end(), std::uint32_t(0));
+        data->solve = detail::add_cloth_solve(
+            sim, detail::material_solve(rest_shape, *plan, *options.material, identity, base),
+            "cloth_solve@" + data->name);
+    }
 
     // One bulk pass over the whole patch rather than a force generator per particle: a single
     // sweep with contiguous neighbour loads, and strength 0 skips it without unregistering.

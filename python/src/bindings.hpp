@@ -579,8 +579,9 @@ void bind_simulation(py::module_& m, const std::string& suffix)
     const ClothOptions<T> cloth_defaults{};
     cls.def(
         "add_cloth",
-        [](Sim& s, int width, int height, T spacing, T stiffness, T mass, std::optional<T> curvature_strength,
-           const py::object& pinned, const py::object& position, bool rest_length_from_layout, std::string name) {
+        [](Sim& s, int width, int height, std::optional<ClothMaterial<T>> material, T spacing, T stiffness, T mass,
+           std::optional<T> curvature_strength, const py::object& pinned, const py::object& position,
+           bool rest_length_from_layout, std::string name) {
             const auto pins = grid_mask(pinned, width, height);
             const std::size_t w = std::size_t(std::max(width, 0));
             const auto layout = layout_of<T>(position, w * std::size_t(std::max(height, 0)), "cloth positions",
@@ -588,6 +589,7 @@ void bind_simulation(py::module_& m, const std::string& suffix)
                                              [w](const py::handle& f, std::size_t k) { return f(k % w, k / w); });
             ClothOptions<T> o{.width = width,
                               .height = height,
+                              .material = material,
                               .spacing = spacing,
                               .stiffness = stiffness,
                               .mass = mass,
@@ -601,13 +603,16 @@ void bind_simulation(py::module_& m, const std::string& suffix)
             return add_cloth(s, std::move(o));
         },
         py::arg("width") = cloth_defaults.width, py::arg("height") = cloth_defaults.height,
-        py::arg("spacing") = cloth_defaults.spacing, py::arg("stiffness") = cloth_defaults.stiffness,
-        py::arg("mass") = cloth_defaults.mass, py::arg("curvature_strength") = cloth_defaults.curvature_strength,
-        py::arg("pinned") = py::none(), py::arg("position") = py::none(),
-        py::arg("rest_length_from_layout") = cloth_defaults.rest_length_from_layout, py::arg("name") = "",
+        py::arg("material") = py::none(), py::arg("spacing") = cloth_defaults.spacing,
+        py::arg("stiffness") = cloth_defaults.stiffness, py::arg("mass") = cloth_defaults.mass,
+        py::arg("curvature_strength") = cloth_defaults.curvature_strength, py::arg("pinned") = py::none(),
+        py::arg("position") = py::none(), py::arg("rest_length_from_layout") = cloth_defaults.rest_length_from_layout,
+        py::arg("name") = "",
         "A width x height grid cloth. pinned: a callable (col, row) -> bool or an iterable of (col, row). "
         "position: a callable (col, row) -> (x, y, z) or a (width * height, 3) array in row order; default "
-        "(col, row, 0) x spacing, hanging in the x-y plane with +y down. curvature_strength None: stiffness / 3.");
+        "(col, row, 0) x spacing, hanging in the x-y plane with +y down. curvature_strength None: stiffness / 3. "
+        "material: a ClothMaterial, held by the implicit cloth solve (then leave stiffness, mass and "
+        "curvature_strength at their defaults).");
 
     const MeshClothOptions<T> mesh_defaults{};
     cls.def(
@@ -859,9 +864,11 @@ void bind_material(py::module_& m, const std::string& suffix)
 {
     using M = ClothMaterial<T>;
     const M defaults{};
-    py::class_<M>(m, ("ClothMaterial" + suffix).c_str(),
-                  "A fabric in SI units: density kg/m^2, stretch N/m, bending N*m (flexural rigidity), damping 1/s. "
-                  "Given to add_mesh_cloth(material=...), it decides the masses, stretch and bending.")
+    py::class_<M>(
+        m, ("ClothMaterial" + suffix).c_str(),
+        "A fabric in SI units: density kg/m^2, stretch N/m, bending N*m (flexural rigidity), damping 1/s. "
+        "Given to add_cloth(material=...) or add_mesh_cloth(material=...), it decides the masses, stretch and "
+        "bending.")
         .def(py::init([](T density, T stretch, T bending, T damping) {
                  return M{.density = density, .stretch = stretch, .bending = bending, .damping = damping};
              }),

@@ -205,6 +205,17 @@ def test_a_material_cloth_takes_si_values_or_a_preset_and_refuses_a_solver_unit_
     with pytest.raises(ValueError, match="material and stiffness"):
         sv.Simulation64().add_mesh_cloth(vertices=vertices, triangles=np.array(triangles), material=fabric,
                                          stiffness=3.0)
+    # The grid of the same strip is the same cloth, to the bit.
+    grid_sim = sv.Simulation64()
+    grid = grid_sim.add_cloth(width=columns + 1, height=rows + 1, material=fabric, spacing=spacing,
+                              pinned=[(c, 0) for c in range(columns + 1)])
+    for _ in range(240):
+        grid_sim.step(dt=1 / 60, gravity=(0, 9.81, 0), substeps=4)
+    for axis in ("x", "y", "z"):
+        assert np.array_equal(getattr(grid_sim, axis), getattr(sim, axis))
+    assert grid.position((columns // 2, rows))[1] - length == stretched
+    with pytest.raises(ValueError, match="material and mass"):
+        sv.Simulation64().add_cloth(width=4, height=4, material=fabric, mass=2.0)
 
 
 def test_a_strand_hangs_at_its_length_plus_each_segments_static_stretch():
