@@ -284,6 +284,7 @@ TEST_CASE("a column limit refuses bad settings, naming the value, and leaves the
     SwingingSheet<float> held;
     Simulation<float> other;
     const auto elsewhere = add_cloth(other, {.width = 3, .height = 3, .name = "elsewhere"});
+    held.sim.add_position_projection("taken", [](State3<float>&, float) {}); // a name in use
     const auto stages = held.sim.position_projections().names();
     const auto refused = [&](const Cloth<float>& cloth, ColumnLimitOptions<float> options, const std::string& text) {
         CHECK_THROWS_WITH(add_column_limit(held.sim, cloth, options), ContainsSubstring(text));
@@ -294,7 +295,7 @@ TEST_CASE("a column limit refuses bad settings, naming the value, and leaves the
     refused(held.cloth, {.max_compression = 1.0f}, "max_compression must be finite and in [0, 1), got 1");
     refused(held.cloth, {.max_compression = std::numeric_limits<float>::infinity()}, "got inf");
     refused(held.cloth, {.solves = 0}, "solves must be >= 1, got 0");
-    refused(held.cloth, {.name = ""}, "non-empty name");
+    refused(held.cloth, {.name = "taken"}, "'taken' is registered already");
     refused(elsewhere, {}, "is not in this simulation");
 
     auto limit = add_column_limit(held.sim, held.cloth, ColumnLimitOptions<float>{});

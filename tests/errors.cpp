@@ -274,7 +274,7 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
         {"tearing removed after its simulation was destroyed", [](Scene&) { orphans().world->tearing.remove(); },
          Kind::logic_error, "tearing 'tearing'" + kDestroyed},
         {"wind removed after its simulation was destroyed", [](Scene&) { orphans().world->wind.remove(); },
-         Kind::logic_error, "wind 'wind'" + kDestroyed},
+         Kind::logic_error, "wind 'wind@cloth@0'" + kDestroyed},
         {"a collider set removed after its simulation was destroyed",
          [](Scene&) { orphans().world->colliders.remove(); }, Kind::logic_error,
          "collider set 'colliders'" + kDestroyed},

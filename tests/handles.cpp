@@ -54,10 +54,10 @@ std::vector<StageUnderTest> every_stage()
              removed = [h] { return h.removed(); };
              remove = [h]() mutable { return h.remove(); };
          }},
-        {"wind 'wind'",
+        {"wind 'wind@cloth@0'",
          [](Simulation<float>& sim, Cloth<float>&) {
-             sim.remove_bulk_force("wind");
-             return std::string("wind");
+             sim.remove_bulk_force("wind@cloth@0");
+             return std::string("wind@cloth@0");
          },
          [](Simulation<float>& sim, Cloth<float>& cloth, Act& act, Ask& removed, Ask& remove) {
              auto h = add_wind(sim, {.cloths = {cloth}});
@@ -72,21 +72,21 @@ std::vector<StageUnderTest> every_stage()
              removed = [h] { return h.removed(); };
              remove = [h]() mutable { return h.remove(); };
          }},
-        {"tethers 'tethers'", projection("tethers"),
+        {"tethers 'tethers@cloth@0'", projection("tethers@cloth@0"),
          [](Simulation<float>& sim, Cloth<float>& cloth, Act& act, Ask& removed, Ask& remove) {
              auto h = add_tethers(sim, cloth, TetherOptions<float>{});
              act = [h]() mutable { h.set_slack(1.1f); };
              removed = [h] { return h.removed(); };
              remove = [h]() mutable { return h.remove(); };
          }},
-        {"strain limit 'strain_limit'", projection("strain_limit"),
+        {"strain limit 'strain_limit@cloth@0'", projection("strain_limit@cloth@0"),
          [](Simulation<float>& sim, Cloth<float>& cloth, Act& act, Ask& removed, Ask& remove) {
              auto h = add_strain_limit(sim, cloth);
              act = [h]() mutable { h.set_passes(3); };
              removed = [h] { return h.removed(); };
              remove = [h]() mutable { return h.remove(); };
          }},
-        {"column limit 'column_limit'", projection("column_limit"),
+        {"column limit 'column_limit@cloth@0'", projection("column_limit@cloth@0"),
          [](Simulation<float>& sim, Cloth<float>& cloth, Act& act, Ask& removed, Ask& remove) {
              auto h = add_column_limit(sim, cloth);
              act = [h]() mutable { h.set_solves(2); };
@@ -132,17 +132,40 @@ TEST_CASE("a stage handle removed by its handle or by name says so and refuses t
         }
 }
 
-TEST_CASE("a stage replaced by one registered under its name leaves the first handle removed", "[handles]")
+TEST_CASE("a second stage under a name that exists is refused naming it, and the first stays", "[handles]")
 {
+    // Tethers on two garments without names: each is named after its cloth, so both stay.
     Simulation<float> sim;
-    auto first = add_tearing(sim, {.max_strain = 0.2f});
-    auto second = add_tearing(sim, {.max_strain = 0.3f});
-    CHECK(first.removed());
-    CHECK_FALSE(second.removed());
-    CHECK_THROWS_WITH(first.set_max_strain(0.5f), "simdverlet: tearing 'tearing' was removed");
-    CHECK_FALSE(first.remove()); // and removing it leaves the second registered
-    CHECK(sim.constraint_edits().contains("tearing"));
-    CHECK(second.max_strain() == 0.3f);
+    auto shirt = add_cloth(sim,
+                           {.width = 6, .height = 6, .pinned = [](int, int r) { return r == 0; }, .name = "shirt"});
+    auto skirt = add_cloth(sim,
+                           {.width = 6, .height = 6, .pinned = [](int, int r) { return r == 0; }, .name = "skirt"});
+    const auto first = add_tethers(sim, shirt, {});
+    const auto second = add_tethers(sim, skirt, {});
+    CHECK(first.name() == "tethers@shirt");
+    CHECK(second.name() == "tethers@skirt");
+    CHECK_FALSE(first.removed());
+
+    // The same cloth twice: refused, naming the stage, with nothing registered or replaced.
+    const auto stages = sim.position_projections().names();
+    CHECK_THROWS_WITH(add_tethers(sim, shirt, {.slack = 1.1f}),
+                      Catch::Matchers::ContainsSubstring("'tethers@shirt' is registered already"));
+    CHECK(sim.position_projections().names() == stages);
+    CHECK(first.slack() == 1.0f);
+    const auto tearing = add_tearing(sim, {.max_strain = 0.2f});
+    CHECK_THROWS_WITH(add_tearing(sim, {.max_strain = 0.3f}), Catch::Matchers::ContainsSubstring("'tearing'"));
+    CHECK(tearing.max_strain() == 0.2f);
+
+    // A user's stage is replaced only when the call asks, keeping its place in the pipeline.
+    int ran = 0;
+    sim.add_position_projection("mine", [&](State3<float>&, float) { ran = 1; });
+    CHECK_THROWS_AS(sim.add_position_projection("mine", [&](State3<float>&, float) { ran = 2; }),
+                    std::invalid_argument);
+    sim.add_position_projection(
+        "mine", [&](State3<float>&, float) { ran = 3; }, OnExistingName::replace);
+    CHECK(sim.position_projections().names().back() == "mine");
+    sim.step(guide_step<float>(1));
+    CHECK(ran == 3);
 }
 
 TEST_CASE("a removed cloth or strand refuses to act, naming itself, and still reports its particles", "[handles]")
@@ -161,6 +184,57 @@ TEST_CASE("a removed cloth or strand refuses to act, naming itself, and still re
     CHECK(cloth.index(3, 3) == 15); // the particles stay, and the handle still says where
     CHECK(rope.end() == 21);
     CHECK_FALSE(sim.state().is_pinned(0));
+}
+
+namespace
+{
+/// A default-constructed stage handle reports an empty stage that was removed and refuses to act.
+template <class Handle>
+void check_unset_stage(Handle handle)
+{
+    CHECK(handle.removed());
+    CHECK(handle.name().empty());
+    CHECK_FALSE(handle.remove());
+}
+} // namespace
+
+TEST_CASE("a default-constructed handle reads as removed, reports nothing and refuses to act", "[handles]")
+{
+    check_unset_stage(Tethers<float>{});
+    check_unset_stage(StrainLimit<float>{});
+    check_unset_stage(ColumnLimit<float>{});
+    check_unset_stage(MotionConstraints<float>{});
+    check_unset_stage(SelfCollision<float>{});
+    check_unset_stage(Tearing<float>{});
+    check_unset_stage(Wind<float>{});
+
+    ColliderSet<float> colliders;
+    check_unset_stage(colliders);
+    CHECK(colliders.size() == 0);
+    CHECK(colliders.contacts() == 0);
+    CHECK_THROWS_WITH(colliders.set_relaxations(2), "simdverlet: this handle was never given a stage");
+    CHECK_THROWS_AS(colliders.add(PlaneCollider<float>({.normal = {0, -1, 0}, .offset = 0})), std::logic_error);
+    CHECK_THROWS_AS(colliders[0], std::out_of_range);
+
+    Cloth<float> cloth;
+    CHECK(cloth.removed());
+    CHECK(cloth.count() == 0);
+    CHECK_FALSE(cloth.is_grid());
+    CHECK_THROWS_WITH(cloth.pin(std::size_t(0)), "simdverlet: this cloth handle was never given a cloth");
+    CHECK_THROWS_WITH(cloth.pin(0, 0), "simdverlet: this cloth handle was never given a cloth");
+    CHECK_FALSE(cloth.remove());
+    CHECK_FALSE(cloth.release());
+    // A stage given it refuses it as not its simulation's.
+    Simulation<float> sim;
+    add_cloth(sim, {});
+    CHECK_THROWS_AS(add_tethers(sim, cloth, {}), std::invalid_argument);
+    CHECK(sim.position_projections().empty());
+
+    Strand<float> rope;
+    CHECK(rope.removed());
+    CHECK(rope.count() == 0);
+    CHECK_THROWS_WITH(rope.node(0), "simdverlet: this strand handle was never given a strand");
+    CHECK_FALSE(rope.remove());
 }
 
 TEST_CASE("a removed PID controller says so and refuses to act, naming itself", "[handles]")

@@ -181,6 +181,7 @@ TEST_CASE("motion constraints refuse bad input, naming it, and leave the simulat
 {
     using Catch::Matchers::ContainsSubstring;
     CirclingTargets<float> scene;
+    scene.sim.add_position_projection("taken", [](State3<float>&, float) {}); // a name in use
     const auto stages = scene.sim.position_projections().names();
     const auto refused = [&](ParticleRange range, MotionOptions<float> options, const std::string& text) {
         options.range = range;
@@ -194,7 +195,7 @@ TEST_CASE("motion constraints refuse bad input, naming it, and leave the simulat
     refused({}, {.backstop_distance = std::numeric_limits<float>::infinity()}, "backstop_distance");
     refused({.begin = 0, .end = 300}, {}, "[0, 300) is not inside the 256 particles");
     refused({.begin = 5, .end = 5}, {}, "non-empty range");
-    refused({}, {.name = ""}, "non-empty name");
+    refused({}, {.name = "taken"}, "'taken' is registered already");
 
     auto motion = add_motion_constraints(scene.sim,
                                          MotionOptions<float>{.range = {.begin = 0, .end = 4}, .max_distance = 0.2f});

@@ -331,6 +331,29 @@ TEST_CASE("thin sheets piled on a floor never cross each other's triangles and r
     CHECK(crossings_without > 100);              // a particle fits through a grid square at this thickness
 }
 
+TEST_CASE("self-collision thinner than 0.7 x spacing without listed cloths warns that a particle fits through",
+          "[self_collision]")
+{
+    // The guide's sheet, spacing 0.5: a particle of radius 0.15 fits through the 0.35 half-diagonal
+    // gap of a grid square. 0.3 warns; 0.4 (0.8 x spacing) and 0.3 with the cloth listed do not.
+    const auto warnings = [](float thickness, bool listed) {
+        LogCapture capture;
+        Simulation<float> sim;
+        auto cloth = add_cloth(sim, {});
+        add_self_collision(sim, {.thickness = thickness,
+                                 .cloths = listed ? std::vector{cloth} : std::vector<Cloth<float>>{},
+                                 .name = "layers"});
+        return capture.warnings;
+    };
+    const auto thin = warnings(0.3f, false);
+    REQUIRE(thin.size() == 1);
+    CHECK_THAT(thin[0],
+               Catch::Matchers::ContainsSubstring("'layers'") && Catch::Matchers::ContainsSubstring("thickness 0.3") &&
+                   Catch::Matchers::ContainsSubstring("spacing 0.5") && Catch::Matchers::ContainsSubstring(".cloths"));
+    CHECK(warnings(0.4f, false).empty());
+    CHECK(warnings(0.3f, true).empty());
+}
+
 TEST_CASE("a particle dropped on the middle of a grid square rests the thickness above a thin sheet",
           "[self_collision][triangles]")
 {
@@ -1221,6 +1244,7 @@ TEST_CASE("self-collision refuses bad settings, naming the value, and leaves the
     using Catch::Matchers::ContainsSubstring;
     Simulation<float> sim;
     add_strand(sim, {.count = 4});
+    sim.add_position_projection("taken", [](State3<float>&, float) {}); // a name in use
     const auto stages = sim.position_projections().names();
     const auto refused = [&](SelfCollisionOptions<float> options, const std::string& text) {
         CHECK_THROWS_WITH(add_self_collision(sim, options), ContainsSubstring(text));
@@ -1235,7 +1259,7 @@ TEST_CASE("self-collision refuses bad settings, naming the value, and leaves the
     refused({.passes = 0}, "passes must be >= 1, got 0");
     refused({.range = {.begin = 0, .end = 9}}, "[0, 9) is not inside the 4 particles");
     refused({.range = {.begin = 3, .end = 2}}, "begin after end");
-    refused({.name = ""}, "non-empty name");
+    refused({.name = "taken"}, "'taken' is registered already");
     CHECK_THROWS_AS(add_self_collision(sim, SelfCollisionOptions<float>{.range = {.begin = 0, .end = 9}}),
                     std::out_of_range);
 

@@ -258,7 +258,7 @@ TEST_CASE("the stages of a step run in the documented order", "[simulation]")
     CHECK(sim.state().ax()[0] == Approx(3.0f + 10.0f * (gap - 0.5f)));
 }
 
-TEST_CASE("registries replace a stage in place, keep registration order and report removal", "[simulation]")
+TEST_CASE("registries replace a stage in place when asked, keep registration order and report removal", "[simulation]")
 {
     Simulation<double> sim;
     sim.add_particle({0, 0, 0});
@@ -266,7 +266,10 @@ TEST_CASE("registries replace a stage in place, keep registration order and repo
     sim.add_bulk_force("a", [&](State3<double>&, double) { trace += "a"; });
     sim.add_bulk_force("b", [&](State3<double>&, double) { trace += "b"; });
     sim.add_bulk_force("c", [&](State3<double>&, double) { trace += "c"; });
-    sim.add_bulk_force("a", [&](State3<double>&, double) { trace += "A"; }); // replaces, stays first
+    CHECK_THROWS_WITH(sim.add_bulk_force("a", [&](State3<double>&, double) { trace += "?"; }),
+                      Catch::Matchers::ContainsSubstring("'a' is registered already"));
+    sim.add_bulk_force(
+        "a", [&](State3<double>&, double) { trace += "A"; }, OnExistingName::replace); // stays first
     CHECK(sim.bulk_forces().names() == std::vector<std::string>{"a", "b", "c"});
     sim.step({});
     CHECK(trace == "Abc");
@@ -586,7 +589,7 @@ TEST_CASE("a handle used after its simulation is destroyed throws a logic_error 
     CHECK(message([&] { world->rope.attach_to(0, 3); }).find("strand 'strand@200' was " + destroyed) !=
           std::string::npos);
     CHECK(message([&] { world->tearing.remove(); }).find("tearing 'tearing' was " + destroyed) != std::string::npos);
-    CHECK(message([&] { world->wind.remove(); }).find("wind 'wind' was " + destroyed) != std::string::npos);
+    CHECK(message([&] { world->wind.remove(); }).find("wind 'wind@cloth@0' was " + destroyed) != std::string::npos);
     CHECK(message([&] { world->colliders.remove(); }).find("collider set 'colliders' was " + destroyed) !=
           std::string::npos);
     CHECK(message([&] { pid->set_target({1, 1, 1}); }).find("PID controller #") != std::string::npos);

@@ -278,10 +278,10 @@ TEST_CASE("a snapshot restores only into a simulation with the same stateful sta
         CHECK(world.tearing.torn() == torn_before);
         CHECK(snapshot(sim).stages == before.stages);
     };
-    CHECK_THROWS_WITH(restore(sim, snap), Catch::Matchers::ContainsSubstring("stage 'wind'"));
+    CHECK_THROWS_WITH(restore(sim, snap), Catch::Matchers::ContainsSubstring("stage 'wind@cloth@0'"));
     unchanged();
     std::istringstream in(bytes, std::ios::binary);
-    CHECK_THROWS_WITH(load(sim, in), Catch::Matchers::ContainsSubstring("stage 'wind'"));
+    CHECK_THROWS_WITH(load(sim, in), Catch::Matchers::ContainsSubstring("stage 'wind@cloth@0'"));
     unchanged();
     add_wind(sim, {.name = "breeze"});
     const auto with_breeze = snapshot(sim);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "meshes.hpp"
 #include "support.hpp"
 
 using namespace simdverlet;
@@ -213,6 +214,37 @@ TEST_CASE("a cut across the middle splits a sheet into two pieces", "[tearing]")
     // Seen from above it crosses the horizontal spring between columns 9 and 10 of every row, and
     // no vertical one (those are points in x-z); the same stroke in x-y has zero length.
     CHECK(cut(sim, Vec3<float>(4.9f, 0, -1), Vec3<float>(4.9f, 0, 1), ViewPlane::xz) == 10);
+}
+
+TEST_CASE("a stroke drawn exactly along a row of particles parts the sheet, the row going with one side", "[tearing]")
+{
+    // A still 16 x 16 grid (rows 0.5 apart) cut along row 8, the natural scripted cut. Each row
+    // particle lies on the stroke: it counts as left of it, so drawn left to right (left is +y, the
+    // rows below) the springs up to row 7 are cut, and drawn right to left those down to row 9.
+    for (const bool reversed : {false, true})
+    {
+        INFO((reversed ? "right to left" : "left to right"));
+        Simulation<float> sim;
+        auto cloth = add_cloth(sim, {.width = 16, .height = 16});
+        const Vec3<float> west(-1, 4, 0), east(9, 4, 0);
+        const std::size_t cuts = reversed ? cut(sim, east, west) : cut(sim, west, east);
+        CHECK(cuts == 16);
+        CHECK(connected_components(sim) == 2);
+        const auto [above, below] = reversed ? std::pair{8, 9} : std::pair{7, 8};
+        for (int c = 0; c < 16; ++c)
+            CHECK_FALSE(sim.constraint_layers().joined(cloth.index(c, above), cloth.index(c, below)));
+    }
+
+    // An irregular mesh sheet at rest, cut at the height of a row whose two border vertices lie on
+    // the stroke (the jitter moves only interior vertices): it parts instead of staying joined
+    // through them.
+    const int cells = 14;
+    const float spacing = 0.5f;
+    Simulation<float> sim;
+    add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(cells, cells * spacing, true, 5)});
+    REQUIRE(connected_components(sim) == 1);
+    CHECK(cut(sim, Vec3<float>(-5, 7 * spacing, 0), Vec3<float>(12, 7 * spacing, 0)) > std::size_t(cells));
+    CHECK(connected_components(sim) == 2);
 }
 
 namespace

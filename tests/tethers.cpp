@@ -448,6 +448,7 @@ TEST_CASE("tethers refuse bad settings, naming the value, and leave the simulati
     Simulation<float> other;
     const auto unpinned = add_cloth(held.sim, {.width = 3, .height = 3, .name = "free"});
     const auto elsewhere = add_cloth(other, {.width = 3, .height = 3, .name = "elsewhere"});
+    held.sim.add_position_projection("taken", [](State3<float>&, float) {}); // a name in use
     const auto stages = held.sim.position_projections().names();
     const auto refused = [&](const Cloth<float>& cloth, TetherOptions<float> options, const std::string& text) {
         CHECK_THROWS_WITH(add_tethers(held.sim, cloth, options), ContainsSubstring(text));
@@ -457,7 +458,7 @@ TEST_CASE("tethers refuse bad settings, naming the value, and leave the simulati
     refused(held.cloth, {.slack = std::numeric_limits<float>::quiet_NaN()}, "got NaN");
     refused(held.cloth, {.slack = std::numeric_limits<float>::infinity()}, "got inf");
     refused(held.cloth, {.anchors = {3, 2304}}, "anchor 2304 is not in cloth");
-    refused(held.cloth, {.name = ""}, "non-empty name");
+    refused(held.cloth, {.name = "taken"}, "'taken' is registered already");
     refused(held.cloth, {.islands = 0}, "islands >= 1, got 0");
     refused(unpinned, {}, "need anchors: none given and none of its particles is pinned");
     refused(elsewhere, {}, "is not in this simulation");

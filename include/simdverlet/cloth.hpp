@@ -127,6 +127,10 @@ template <class T>
 class Cloth
 {
   public:
+    /// A handle of no cloth yet (a member waiting for its cloth): it reads as an empty cloth that
+    /// was removed, and a member that acts throws std::logic_error.
+    Cloth() = default;
+
     /// Particle index of grid cell (col, row).
     std::size_t index(int col, int row) const
     {
@@ -142,6 +146,7 @@ class Cloth
     /// col + row x width.
     std::size_t index(std::size_t vertex) const
     {
+        require_cloth();
         if (vertex >= d().count)
             detail::raise<std::out_of_range>("simdverlet: vertex " + std::to_string(vertex) + " is outside cloth '" +
                                              d().name + "', which has " + std::to_string(d().count));
@@ -151,6 +156,7 @@ class Cloth
     /// The vertex a particle of the cloth stands for (index's inverse).
     std::size_t vertex(std::size_t particle) const
     {
+        require_cloth();
         if (!contains(particle))
             detail::raise<std::out_of_range>("simdverlet: particle " + std::to_string(particle) + " is not in cloth '" +
                                              d().name + "' [" + std::to_string(base()) + ", " + std::to_string(end()) +
@@ -328,6 +334,8 @@ class Cloth
     /// its simulation was destroyed.
     bool remove()
     {
+        if (!m_data)
+            return false;
         auto& world = any_world();
         if (d().removed)
             return false;
@@ -355,8 +363,23 @@ class Cloth
 
     explicit Cloth(std::shared_ptr<detail::ClothData<T>> data) : m_data(std::move(data)) {}
 
-    const detail::ClothData<T>& d() const noexcept { return *m_data; }
-    detail::ClothData<T>& data() noexcept { return *m_data; }
+    /// The cloth's data; for a handle never given a cloth, an empty cloth's, which reads as removed.
+    const detail::ClothData<T>& d() const noexcept { return m_data ? *m_data : unset(); }
+    detail::ClothData<T>& data()
+    {
+        require_cloth();
+        return *m_data;
+    }
+    static const detail::ClothData<T>& unset() noexcept
+    {
+        static const detail::ClothData<T> none{};
+        return none;
+    }
+    void require_cloth() const
+    {
+        if (!m_data)
+            detail::raise<std::logic_error>("simdverlet: this cloth handle was never given a cloth");
+    }
     /// The simulation, for a member that acts: throws std::logic_error naming the cloth once it was
     /// removed or its simulation destroyed (handle.hpp).
     detail::World<T>& world() const
@@ -368,12 +391,17 @@ class Cloth
     }
     /// The simulation whether or not the cloth was removed: for remove() and for the stages that
     /// keep their half of a tie to a removed cloth.
-    detail::World<T>& any_world() const { return *detail::lock_world(d().world, "cloth '" + d().name + "'"); }
+    detail::World<T>& any_world() const
+    {
+        require_cloth();
+        return *detail::lock_world(d().world, "cloth '" + d().name + "'");
+    }
     State3<T>& state() const { return world().state(); }
     std::string curvature_stage() const { return d().name + ".curvature"; }
 
     void require_grid(const std::string& what) const
     {
+        require_cloth();
         if (!is_grid())
             detail::raise<std::logic_error>("simdverlet: " + what + " is a grid's, and cloth '" + d().name +
                                             "' was made from a triangle mesh: speak of its vertices instead");
@@ -419,7 +447,7 @@ struct ClothAccess
     template <class T>
     static const ClothSolveData<T>* solve(const Cloth<T>& cloth) noexcept
     {
-        return cloth.m_data->solve.get();
+        return cloth.m_data ? cloth.m_data->solve.get() : nullptr;
     }
 
     /// Identifies the cloth itself, not the handle: copies of a handle give the same key.

@@ -403,10 +403,12 @@ class SdfCollider : public Collider<T>
 /// Options of add_colliders.
 struct ColliderSetOptions
 {
-    std::string name = "colliders"; ///< key in the position-projection registry; reusing it replaces that pass
-    ParticleRange range = {};       ///< particles to collide; default all, re-read every frame
-    int relaxations = 1;            ///< >= 1 runs of the whole list per frame. 2 settles a particle in a
-                                    ///< crease between two shapes to ~1e-4; most scenes have none
+    /// Key in the position-projection registry; default "colliders", followed by "@[begin, end)" for
+    /// a range short of every particle. A name registered already is an error.
+    std::string name = {};
+    ParticleRange range = {}; ///< particles to collide; default all, re-read every frame
+    int relaxations = 1;      ///< >= 1 runs of the whole list per frame. 2 settles a particle in a
+                              ///< crease between two shapes to ~1e-4; most scenes have none
 };
 
 namespace detail
@@ -559,7 +561,8 @@ class ColliderSet : public detail::StageHandle<T, detail::ColliderSetData<T>>
 
 /// Registers a ColliderSet as one position projection and returns its handle. The colliders given
 /// here are added in order; more can be added through the handle. Throws std::invalid_argument,
-/// registering nothing, on relaxations < 1 or a range with begin after end.
+/// registering nothing, on relaxations < 1, a range with begin after end or a name registered
+/// already.
 ///     auto world = add_colliders(sim, {}, SphereCollider<float>({.center = {2.5f, 3, 0}, .radius = 1.2f}),
 ///                                PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -6}));
 template <class T, std::derived_from<Collider<T>>... Colliders>
@@ -567,6 +570,8 @@ ColliderSet<T> add_colliders(Simulation<T>& sim, ColliderSetOptions options = {}
 {
     detail::check_relaxations(options.relaxations);
     options.range.check();
+    options.name = detail::stage_name(sim.position_projections(), options.name,
+                                      "colliders" + detail::range_suffix(options.range));
     auto data = std::make_shared<detail::ColliderSetData<T>>();
     data->range = options.range;
     data->relaxations = options.relaxations;

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -47,14 +48,17 @@ template <class T>
 struct ColumnLimitOptions
 {
     /// Finite and >= 0: how far past its rest length a column spring may stretch, as a fraction
-    /// (0.01: 1 %).
-    T max_stretch = T(0.01);
+    /// (0.01: 1 %). Unset, it is max_compression when that is set, else 0.01.
+    std::optional<T> max_stretch = std::nullopt;
     /// Finite, in [0, 1): how far below its rest length a column spring may shrink, as a fraction.
-    T max_compression = T(0.01);
+    /// Unset, it is max_stretch when that is set, else 0.01.
+    std::optional<T> max_compression = std::nullopt;
     /// Chain solves per step, >= 1. One lands a straight column exactly on its bounds; a column
     /// bent within a step needs a second where the step is long (docs/performance.md).
     int solves = 1;
-    std::string name = "column_limit"; ///< key in the position-projection registry and in snapshots
+    /// Key in the position-projection registry and in snapshots; default "column_limit@<cloth name>".
+    /// A name registered already is an error.
+    std::string name = {};
 };
 
 namespace detail
@@ -62,6 +66,7 @@ namespace detail
 template <class T>
 struct ColumnLimitData
 {
+    ColumnLimitData() = default;
     ColumnLimitData(Cloth<T> of, std::weak_ptr<World<T>> in) : cloth(std::move(of)), world(std::move(in)) {}
 
     Cloth<T> cloth;
@@ -218,6 +223,9 @@ class ColumnLimit : public detail::StageHandle<T, detail::ColumnLimitData<T>>
     using Base = detail::StageHandle<T, detail::ColumnLimitData<T>>;
 
   public:
+    /// A handle of no stage yet: it reports an empty stage that was removed, and acting on it throws
+    /// std::logic_error.
+    ColumnLimit() = default;
     /// Column springs past a bound when the last solve of the last step began: 0 once the bounds
     /// hold going into it.
     int limited() const noexcept { return this->data().limited; }
@@ -251,14 +259,14 @@ class ColumnLimit : public detail::StageHandle<T, detail::ColumnLimitData<T>>
 /// before it) and returns its handle. Register it after the cloth's tethers: the tethers bound
 /// each particle's distance to its anchor, the column limit then each spring of the column.
 /// Throws, registering nothing, on a negative or non-finite bound, a compression bound of 1 or
-/// more, solves < 1, an empty name, a cloth that was removed or belongs to another simulation, or a
+/// more, solves < 1, a name registered already, a cloth that was removed or belongs to another simulation, or a
 /// cloth made from a triangle mesh (it has no columns; std::logic_error).
 template <class T>
 ColumnLimit<T> add_column_limit(Simulation<T>& sim, const Cloth<T>& cloth, ColumnLimitOptions<T> options = {})
 {
-    detail::check_column_limit(options.max_stretch, options.max_compression, options.solves);
-    if (options.name.empty())
-        detail::raise<std::invalid_argument>("simdverlet: a column limit needs a non-empty name");
+    const auto [max_stretch, max_compression] = detail::resolve_strain_bounds("column limit", options.max_stretch,
+                                                                              options.max_compression, T(0.01));
+    detail::check_column_limit(max_stretch, max_compression, options.solves);
     if (!cloth.belongs_to(sim))
         detail::raise<std::invalid_argument>("simdverlet: cloth '" + cloth.name() + "' is not in this simulation");
     if (cloth.removed())
@@ -266,10 +274,11 @@ ColumnLimit<T> add_column_limit(Simulation<T>& sim, const Cloth<T>& cloth, Colum
     if (!cloth.is_grid())
         detail::raise<std::logic_error>("simdverlet: a column limit solves a grid's columns, and cloth '" +
                                         cloth.name() + "' was made from a triangle mesh: use add_strain_limit");
+    options.name = detail::stage_name(sim.position_projections(), options.name, "column_limit@" + cloth.name());
     const auto world = detail::world_of(sim);
     auto data = std::make_shared<detail::ColumnLimitData<T>>(cloth, world);
-    data->max_stretch = options.max_stretch;
-    data->max_compression = options.max_compression;
+    data->max_stretch = max_stretch;
+    data->max_compression = max_compression;
     data->solves = options.solves;
     data->name = options.name;
     detail::register_projection(sim, data, options.name, "column limit",

@@ -105,6 +105,30 @@ Registration tie_link(const Simulation<T>& sim, Data& data, const std::string& n
     return registration;
 }
 
+/// What a stage acts on, as its default name's suffix: nothing for every particle, "@[b, e)" for a
+/// range (e "end" when it follows the simulation's size).
+inline std::string range_suffix(const ParticleRange& range)
+{
+    if (range.begin == 0 && range.end == ParticleRange::kToEnd)
+        return {};
+    return "@[" + std::to_string(range.begin) + ", " +
+           (range.end == ParticleRange::kToEnd ? std::string("end") : std::to_string(range.end)) + ")";
+}
+
+/// A stage's name: the one given, else `derived` (its kind and what it acts on, "tethers@cape").
+/// Throws std::invalid_argument naming it when `registry` already holds it, before the stage
+/// changes anything, so a second stage never replaces the first unasked.
+template <class Fn>
+std::string stage_name(const StageRegistry<Fn>& registry, const std::string& given, const std::string& derived)
+{
+    const std::string name = given.empty() ? derived : given;
+    if (registry.contains(name))
+        raise<std::invalid_argument>("simdverlet: a stage named '" + name + "' is registered already: " +
+                                     (given.empty() ? "give the new one a .name" : "choose another .name") +
+                                     ", or remove the old one first");
+    return name;
+}
+
 /// Registers `run(data, world, state)` as the position projection `name`, tied to the stage's link.
 template <class T, class Data, class Run>
 void register_projection(Simulation<T>& sim, const std::shared_ptr<Data>& data, const std::string& name,
@@ -119,7 +143,8 @@ void register_projection(Simulation<T>& sim, const std::shared_ptr<Data>& data, 
 
 /// The base of a stage handle over the stage's shared data `Data`, which holds a StageLink<T>
 /// named `link`: removed(), remove() and name(), and the two accessors the handle's members use,
-/// live() before acting and data() to report.
+/// live() before acting and data() to report. A default-constructed handle (a member waiting for
+/// its stage) reports as an empty stage that was removed, and acting on it is a logic_error.
 template <class T, class Data>
 class StageHandle
 {
@@ -127,7 +152,7 @@ class StageHandle
     bool removed() const noexcept { return !m_data || m_data->link.removed(); }
     bool remove() { return m_data && m_data->link.remove(); }
     /// The stage's key in its registry and in snapshots.
-    const std::string& name() const noexcept { return m_data->link.name(); }
+    const std::string& name() const noexcept { return data().link.name(); }
 
   protected:
     StageHandle() = default;
@@ -149,11 +174,18 @@ class StageHandle
             raise<std::logic_error>("simdverlet: this handle was never given a stage");
         return m_data->link.live();
     }
-    /// The stage's data, for a member that reports.
-    Data& data() const noexcept { return *m_data; }
+    /// The stage's data, for a member that reports; an empty stage's for a handle never given one.
+    /// Reporting members only read it, so the shared empty one never changes.
+    const Data& data() const noexcept { return m_data ? *m_data : unset(); }
     const std::shared_ptr<Data>& shared() const noexcept { return m_data; }
 
   private:
+    static const Data& unset() noexcept
+    {
+        static const Data none{};
+        return none;
+    }
+
     std::shared_ptr<Data> m_data;
 };
 

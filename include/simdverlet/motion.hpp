@@ -45,7 +45,9 @@ struct MotionOptions
     T backstop_radius = T(0);
     /// Finite and >= 0: how far behind the target's surface the backstop starts.
     T backstop_distance = T(0);
-    std::string name = "motion"; ///< key in the position-projection registry and in snapshots
+    /// Key in the position-projection registry and in snapshots; default "motion", followed by
+    /// "@[begin, end)" for a range short of every particle. A name registered already is an error.
+    std::string name = {};
 };
 
 namespace detail
@@ -177,6 +179,9 @@ class MotionConstraints : public detail::StageHandle<T, detail::MotionData<T>>
     using Base = detail::StageHandle<T, detail::MotionData<T>>;
 
   public:
+    /// A handle of no stage yet: it reports an empty stage that was removed, and acting on it throws
+    /// std::logic_error.
+    MotionConstraints() = default;
     /// Particles the last step moved (onto their max-distance sphere or out of a backstop).
     int moved() const noexcept { return this->data().moved; }
     std::size_t size() const noexcept { return this->data().count; }
@@ -250,7 +255,9 @@ class MotionConstraints : public detail::StageHandle<T, detail::MotionData<T>>
     /// name, which leaves the protection in place); returns whether the stage was still registered.
     bool remove()
     {
-        auto& d = this->data();
+        if (!this->shared())
+            return false;
+        auto& d = *this->shared();
         auto world = detail::lock_world(d.world, d.link.what());
         if (d.protected_range)
         {
@@ -271,7 +278,7 @@ class MotionConstraints : public detail::StageHandle<T, detail::MotionData<T>>
 /// it is refused until remove()) as a position projection, with every target at its particle's current
 /// position and every normal zero until set_targets, and returns the handle. Throws, registering
 /// nothing, on a distance that is not finite and >= 0 (naming it), an empty range, a range not
-/// inside the simulation, or an empty name.
+/// inside the simulation, or a name registered already.
 template <class T>
 MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, MotionOptions<T> options)
 {
@@ -283,8 +290,7 @@ MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, MotionOptions<T>
     const auto bounds = range.resolve(sim.size());
     if (bounds.second <= bounds.first)
         detail::raise<std::invalid_argument>("simdverlet: motion constraints need a non-empty range");
-    if (options.name.empty())
-        detail::raise<std::invalid_argument>("simdverlet: motion constraints need a non-empty name");
+    options.name = detail::stage_name(sim.position_projections(), options.name, "motion" + detail::range_suffix(range));
     if (sim.pending_removals() > 0)
         detail::raise<std::logic_error>("simdverlet: cannot add motion constraints while particle removals are "
                                         "queued: the next step would renumber their range. Step once first.");

@@ -218,6 +218,11 @@ Vec3<T> into_world(const Vec3<T>& p, const ObjLoadOptions& options)
 /// file that cannot be opened or parsed is a std::runtime_error naming the path; a file without
 /// faces, a coordinate that is not a finite number (or not once scaled), an index 0 or out of
 /// range, or what sanitize_mesh refuses is a std::invalid_argument naming the path and the line or element.
+///
+/// Link: a program calling this needs tinyobjloader (Debian: libtinyobjloader-dev). With simdverlet
+/// added by add_subdirectory or FetchContent, `target_link_libraries(app PRIVATE simdverlet::obj)`
+/// brings it (the target exists where simdverlet's configure found tinyobjloader); with an
+/// installed simdverlet, link `tinyobjloader::tinyobjloader` beside `simdverlet::simdverlet`.
 template <class T>
 TriangleMesh<T> load_obj_mesh(const std::string& path, const ObjLoadOptions& options = {})
 {

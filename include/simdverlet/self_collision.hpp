@@ -41,6 +41,7 @@
 #include "error.hpp"
 #include "handle.hpp"
 #include "kernels/self_collision.hpp"
+#include "log.hpp"
 #include "self_collision_candidates.hpp"
 #include "self_collision_drift.hpp"
 #include "simd.hpp"
@@ -84,7 +85,9 @@ struct SelfCollisionOptions
     /// Jacobi passes per step, >= 1. Each pass resolves every contact once from the positions the
     /// previous pass left; a pile of many layers separates faster with more.
     int passes = 1;
-    std::string name = "self_collision"; ///< key in the position-projection registry
+    /// Key in the position-projection registry; default "self_collision", followed by
+    /// "@[begin, end)" for a range short of every particle. A name registered already is an error.
+    std::string name = {};
 };
 
 namespace detail
@@ -494,6 +497,9 @@ class SelfCollision : public detail::StageHandle<T, detail::SelfCollisionData<T>
     using Base = detail::StageHandle<T, detail::SelfCollisionData<T>>;
 
   public:
+    /// A handle of no stage yet: it reports an empty stage that was removed, and acting on it throws
+    /// std::logic_error.
+    SelfCollision() = default;
     /// Contacts found by the last pass of the last step: pairs of particles closer than the
     /// thickness (a pair counts once), and particles within it of a listed cloth's triangle.
     int contacts() const noexcept { return this->data().contacts; }
@@ -540,18 +546,64 @@ std::shared_ptr<detail::SelfCollisionData<T>> detail::self_collision_data(const 
     return handle.shared();
 }
 
+namespace detail
+{
+/// The springs' spacing across a range: over its particles with a live spring to another particle
+/// of the range, the median of each one's shortest rest length (a grid's spacing, a mesh's typical
+/// edge). 0 when none has one.
+template <class T>
+T typical_spacing(const Simulation<T>& sim, const ParticleRange& range)
+{
+    const auto [begin, end] = range.resolve(sim.size());
+    const auto& layers = sim.constraint_layers();
+    std::vector<T> shortest;
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        T nearest = std::numeric_limits<T>::infinity();
+        layers.for_each_wired(i, [&](SlotRef, std::int32_t j, T rest, T k) {
+            if (k != T(0) && std::size_t(j) >= begin && std::size_t(j) < end)
+                nearest = std::min(nearest, rest);
+        });
+        if (std::isfinite(nearest))
+            shortest.push_back(nearest);
+    }
+    if (shortest.empty())
+        return T(0);
+    const auto middle = shortest.begin() + std::ptrdiff_t(shortest.size() / 2);
+    std::nth_element(shortest.begin(), middle, shortest.end());
+    return *middle;
+}
+
+/// Warns through the log hook when particle pairs alone are asked to keep a sheet from crossing
+/// itself at a thickness a particle fits through: under ~0.7 x spacing a particle passes through
+/// the middle of a grid square, and only triangle contacts (`cloths`) stop it.
+template <class T>
+void warn_if_thin_without_triangles(const Simulation<T>& sim, const SelfCollisionOptions<T>& o)
+{
+    if (!o.cloths.empty())
+        return;
+    const T spacing = typical_spacing(sim, o.range);
+    if (!(o.thickness < T(0.7) * spacing))
+        return;
+    log(LogLevel::warning, "simdverlet: self-collision '" + o.name + "' has thickness " + number(o.thickness) +
+                               " under 0.7 x its springs' spacing " + number(spacing) +
+                               " and no cloths listed: a particle fits through a grid square there, so a fold can "
+                               "slip through the sheet. List the cloths in .cloths for triangle contacts, or raise "
+                               "the thickness");
+}
+} // namespace detail
+
 /// Registers self-collision as a position projection, after the stages registered before it
 /// (colliders registered after it get the last word), and returns its handle. Throws, registering
 /// nothing, on a thickness that is not finite and > 0, a negative or non-finite friction, passes
-/// < 1, an empty name, a range that is not inside the simulation, or a listed cloth of another
-/// simulation (std::invalid_argument) or one removed (std::logic_error).
+/// < 1, a name registered already, a range that is not inside the simulation, or a listed cloth of another
+/// simulation (std::invalid_argument) or one removed (std::logic_error). Warns through the log
+/// hook for a thickness under 0.7 x the springs' spacing with no cloths listed.
 template <class T>
 SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> options)
 {
     detail::check_self_collision(options.thickness, options.friction, options.passes);
     options.range.check_inside(sim.size(), "self-collision");
-    if (options.name.empty())
-        detail::raise<std::invalid_argument>("simdverlet: self-collision needs a non-empty name");
     for (const Cloth<T>& cloth : options.cloths)
     {
         if (!cloth.belongs_to(sim))
@@ -560,6 +612,9 @@ SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> 
         if (cloth.removed())
             detail::raise<std::logic_error>("simdverlet: self-collision cloth '" + cloth.name() + "' was removed");
     }
+    options.name = detail::stage_name(sim.position_projections(), options.name,
+                                      "self_collision" + detail::range_suffix(options.range));
+    detail::warn_if_thin_without_triangles(sim, options);
     const auto world = detail::world_of(sim);
     auto data = std::make_shared<detail::SelfCollisionData<T>>();
     data->thickness = options.thickness;

@@ -3,19 +3,7 @@
 // world layer (cloth, strands, colliders, tearing, wind) plugs in only through the three stage
 // registries below; the core knows nothing of any of them.
 //
-// One step, in this order (docs/architecture.md, "Step order"):
-//    1. apply queued particle removals
-//    2. zero the force accumulators ax, ay, az
-//    3. gravity: an acceleration of every free particle, whatever its mass (applied in step 8)
-//    4. per-particle force generators (PID controllers among them), in registration order
-//    5. bulk forces, in registration order
-//    6. the step's accumulate_forces callback
-//    7. the constraint solve: iterations x (the slot forces from unchanged positions)
-//    8. Verlet integration of free particles
-//       (7 and 8 run as one fused sweep by default: see set_fused)
-//    9. position projections, in registration order
-//   10. constraint edits, in registration order
-//   11. divergence check
+// A substep runs the stages of StepStage (below) in its order, the one place the order is written.
 //
 // Ownership: a Simulation owns its World (below, in detail) through a pointer, so moving the
 // Simulation moves only that pointer. Stages registered on the world and the handles the world
@@ -79,13 +67,36 @@ struct StepParams
                                        ///< bit-identical to n calls with those values.
 };
 
-/// Name-keyed, ordered list of stages. Adding a name that exists replaces that stage in place, so
-/// re-registering keeps the position it had in the pipeline.
+/// The stages of one substep, in the order World::step_once runs them. Each registry runs its
+/// stages in registration order within its place here. docs/architecture.md, "Step order", says
+/// what each does in detail.
+enum class StepStage
+{
+    removals,             ///< particles queued with queue_remove leave; slots naming them clear, the rest renumber
+    zero_forces,          ///< the force accumulators are zeroed, when anything will write them
+    force_generators,     ///< per-particle forces, the PID controllers among them
+    bulk_forces,          ///< add_bulk_force stages: grid curvature, wind, a user's
+    callback,             ///< the step's accumulate_forces
+    solve_and_integrate,  ///< iterations x the springs' forces from unchanged positions, then Verlet with
+                          ///< gravity as an acceleration; one fused sweep by default (set_fused)
+    position_projections, ///< add_position_projection stages: cloth solves, colliders, limits, a user's
+    constraint_edits,     ///< add_constraint_edit stages: tearing, a user's
+    divergence_check,     ///< a non-finite coordinate sets diverged() and logs once
+};
+
+/// What registering a stage under a name its registry holds does.
+enum class OnExistingName
+{
+    refuse,  ///< std::invalid_argument naming it, the default: a second stage never silently replaces a first
+    replace, ///< the new function takes the old one's place, and its position in the pipeline
+};
+
+/// Name-keyed, ordered list of stages.
 template <class Fn>
 class StageRegistry
 {
   public:
-    void add(const std::string& name, Fn fn)
+    void add(const std::string& name, Fn fn, OnExistingName on_existing = OnExistingName::refuse)
     {
         if (name.empty())
             detail::raise<std::invalid_argument>("simdverlet: a stage needs a non-empty name");
@@ -94,6 +105,10 @@ class StageRegistry
         for (auto& [n, f] : m_stages)
             if (n == name)
             {
+                if (on_existing == OnExistingName::refuse)
+                    detail::raise<std::invalid_argument>("simdverlet: a stage named '" + name +
+                                                         "' is registered already: name the new one apart, remove "
+                                                         "the old one first, or ask to replace it");
                 f = std::move(fn);
                 return;
             }
@@ -208,11 +223,20 @@ class World
 
     // ---- stage registries -------------------------------------------------------------------
 
-    void add_bulk_force(const std::string& name, StateStage fn) { m_bulk_forces.add(name, std::move(fn)); }
+    void add_bulk_force(const std::string& name, StateStage fn, OnExistingName on = OnExistingName::refuse)
+    {
+        m_bulk_forces.add(name, std::move(fn), on);
+    }
     bool remove_bulk_force(const std::string& name) { return drop_state(name, m_bulk_forces.remove(name)); }
-    void add_position_projection(const std::string& name, StateStage fn) { m_projections.add(name, std::move(fn)); }
+    void add_position_projection(const std::string& name, StateStage fn, OnExistingName on = OnExistingName::refuse)
+    {
+        m_projections.add(name, std::move(fn), on);
+    }
     bool remove_position_projection(const std::string& name) { return drop_state(name, m_projections.remove(name)); }
-    void add_constraint_edit(const std::string& name, ConstraintEdit fn) { m_edits.add(name, std::move(fn)); }
+    void add_constraint_edit(const std::string& name, ConstraintEdit fn, OnExistingName on = OnExistingName::refuse)
+    {
+        m_edits.add(name, std::move(fn), on);
+    }
     bool remove_constraint_edit(const std::string& name) { return drop_state(name, m_edits.remove(name)); }
 
     // ---- stage state (snapshots) --------------------------------------------------------------
@@ -547,21 +571,22 @@ class World
     /// One step of params.dt: a whole call's step, or one of its substeps.
     void step_once(const StepParams<T>& params, const StateStage& accumulate_forces)
     {
+        // The stages of StepStage, in its order.
         const T dt = params.dt;
-        apply_removals();
+        apply_removals(); // removals
         const bool stages_write_forces = !m_generators.empty() || !m_bulk_forces.empty() || bool(accumulate_forces);
-        if (stages_write_forces || !m_fused || m_accumulators_dirty)
+        if (stages_write_forces || !m_fused || m_accumulators_dirty) // zero_forces
             zero_accumulators();
-        apply_force_generators(dt);
-        m_bulk_forces.run(m_state, dt);
-        if (accumulate_forces)
+        apply_force_generators(dt);     // force_generators
+        m_bulk_forces.run(m_state, dt); // bulk_forces
+        if (accumulate_forces)          // callback
             accumulate_forces(m_state, dt);
         m_accumulators_dirty = stages_write_forces || !m_fused;
-        bool finite = m_fused ? solve_and_integrate(dt, params, stages_write_forces)
+        bool finite = m_fused ? solve_and_integrate(dt, params, stages_write_forces) // solve_and_integrate
                               : (solve_constraints(params.iterations), integrate(dt, params));
-        m_projections.run(m_state, dt);
-        m_edits.run(m_state, m_layers, dt);
-        if (!m_projections.empty() && finite)
+        m_projections.run(m_state, dt);       // position_projections
+        m_edits.run(m_state, m_layers, dt);   // constraint_edits
+        if (!m_projections.empty() && finite) // divergence_check
             finite = m_vectorized ? kernels::all_finite_vector<xsimd::default_arch>(m_state.arrays_view())
                                   : kernels::all_finite(m_state.arrays_view());
         ++m_steps;
@@ -795,19 +820,23 @@ class Simulation
         return world().connect(i, j, rest, stiffness);
     }
 
-    // ---- stage registries (docs/architecture.md, "Adding a stage"): a name registered again replaces that stage in place ----
+    // ---- stage registries (docs/architecture.md, "Adding a stage"): a name registered again is an
+    // error, unless the call asks to replace that stage, which keeps its place in the pipeline ----
 
-    void add_bulk_force(const std::string& name, StateStage fn) { world().add_bulk_force(name, std::move(fn)); }
+    void add_bulk_force(const std::string& name, StateStage fn, OnExistingName on = OnExistingName::refuse)
+    {
+        world().add_bulk_force(name, std::move(fn), on);
+    }
     /// Removing a stage also drops the state it saved for snapshots under the same name.
     bool remove_bulk_force(const std::string& name) { return world().remove_bulk_force(name); }
-    void add_position_projection(const std::string& name, StateStage fn)
+    void add_position_projection(const std::string& name, StateStage fn, OnExistingName on = OnExistingName::refuse)
     {
-        world().add_position_projection(name, std::move(fn));
+        world().add_position_projection(name, std::move(fn), on);
     }
     bool remove_position_projection(const std::string& name) { return world().remove_position_projection(name); }
-    void add_constraint_edit(const std::string& name, ConstraintEdit fn)
+    void add_constraint_edit(const std::string& name, ConstraintEdit fn, OnExistingName on = OnExistingName::refuse)
     {
-        world().add_constraint_edit(name, std::move(fn));
+        world().add_constraint_edit(name, std::move(fn), on);
     }
     bool remove_constraint_edit(const std::string& name) { return world().remove_constraint_edit(name); }
 

@@ -688,12 +688,11 @@ bool chain_batch_within_bounds(const StateArrays<T>& s, const ChainFamily<T>& fa
 /// diagonal and -w_{t-1} n_{t-1} . n_t between springs t - 1 and t. The forward pass forms each
 /// spring's direction and row and eliminates; the backward pass finds lambda and moves each node by
 /// w (lambda_t n_t - lambda_{t+1} n_{t+1}). A spring past a chain's end, without length or between
-/// two pinned particles is an identity row: the chain parts there. `relax` scales each node's move
-/// (1: the exact solve; above 1, over-relaxed, kept to measure against it). With kCount, returns the
-/// springs that were past a bound when the solve began (only a step's last pass reports them).
+/// two pinned particles is an identity row: the chain parts there. With kCount, returns the springs
+/// that were past a bound when the solve began (only a step's last pass reports them).
 template <class V, bool kCount, class T>
 int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std::size_t batch, std::size_t lane,
-                      std::size_t lanes, T stretch, T compression, ChainScratch<T>& scratch, T relax)
+                      std::size_t lanes, T stretch, T compression, ChainScratch<T>& scratch)
 {
     using Access = ChainAccess<V, T>;
     constexpr std::size_t W = Access::W;
@@ -765,10 +764,9 @@ int solve_chain_batch(const StateArrays<T>& s, const ChainFamily<T>& family, std
         const V w = simd::load_at<V>(sw + t * W);
         // A pinned particle keeps its bits whatever its neighbours' corrections are (even NaN).
         const auto moves = w > zero;
-        const V wr = w * V(relax);
-        const V new_x = simd::select(moves, x + wr * (lambda * nx - lambda_below * bx), x),
-                new_y = simd::select(moves, y + wr * (lambda * ny - lambda_below * by), y),
-                new_z = simd::select(moves, z + wr * (lambda * nz - lambda_below * bz), z);
+        const V new_x = simd::select(moves, x + w * (lambda * nx - lambda_below * bx), x),
+                new_y = simd::select(moves, y + w * (lambda * ny - lambda_below * by), y),
+                new_z = simd::select(moves, z + w * (lambda * nz - lambda_below * bz), z);
         if (t < tiled) // node t's old position is read no more: its new one waits there for the tiles
             simd::store_at(sx + t * W, new_x), simd::store_at(sy + t * W, new_y), simd::store_at(sz + t * W, new_z);
         else

@@ -114,9 +114,14 @@ template <class T>
 class Strand
 {
   public:
+    /// A handle of no strand yet: it reads as an empty strand that was removed, and a member that
+    /// acts throws std::logic_error.
+    Strand() = default;
+
     /// Particle index of node n.
     std::size_t node(int n) const
     {
+        require_strand();
         if (n < 0 || n >= d().count)
             detail::raise<std::out_of_range>("simdverlet: node " + std::to_string(n) + " is outside the " +
                                              std::to_string(d().count) + "-node strand '" + d().name + "'");
@@ -225,6 +230,8 @@ class Strand
     /// its simulation was destroyed.
     bool remove()
     {
+        if (!m_data)
+            return false;
         auto& world = any_world();
         if (d().removed)
             return false;
@@ -243,8 +250,23 @@ class Strand
 
     explicit Strand(std::shared_ptr<detail::StrandData<T>> data) : m_data(std::move(data)) {}
 
-    const detail::StrandData<T>& d() const noexcept { return *m_data; }
-    detail::StrandData<T>& data() noexcept { return *m_data; }
+    /// The strand's data; for a handle never given a strand, an empty one's, which reads as removed.
+    const detail::StrandData<T>& d() const noexcept { return m_data ? *m_data : unset(); }
+    detail::StrandData<T>& data()
+    {
+        require_strand();
+        return *m_data;
+    }
+    static const detail::StrandData<T>& unset() noexcept
+    {
+        static const detail::StrandData<T> none{};
+        return none;
+    }
+    void require_strand() const
+    {
+        if (!m_data)
+            detail::raise<std::logic_error>("simdverlet: this strand handle was never given a strand");
+    }
     /// The simulation, for a member that acts: throws std::logic_error naming the strand once it was
     /// removed or its simulation destroyed (handle.hpp).
     detail::World<T>& world() const
@@ -256,7 +278,11 @@ class Strand
     }
     /// The simulation whether or not the strand was removed: for remove() and for the stages that
     /// keep their half of a tie to a removed strand.
-    detail::World<T>& any_world() const { return *detail::lock_world(d().world, "strand '" + d().name + "'"); }
+    detail::World<T>& any_world() const
+    {
+        require_strand();
+        return *detail::lock_world(d().world, "strand '" + d().name + "'");
+    }
     State3<T>& state() const { return world().state(); }
     std::string bend_stage() const { return d().name + ".bend"; }
 

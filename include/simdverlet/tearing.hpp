@@ -38,8 +38,10 @@ struct TearingOptions
     ParticleRange range = {}; ///< owners whose slots may tear; default every particle, re-read each frame
     std::size_t max_tears_per_frame = std::numeric_limits<std::size_t>::max(); ///< the most strained tear
         ///< first; a small number makes a rip run across a sheet over frames
-    TearCallback on_tear = {};    ///< optional, called for each tear in the order they happen
-    std::string name = "tearing"; ///< key in the constraint-edit registry
+    TearCallback on_tear = {}; ///< optional, called for each tear in the order they happen
+    /// Key in the constraint-edit registry; default "tearing", followed by "@[begin, end)" for a
+    /// range short of every particle. A name registered already is an error.
+    std::string name = {};
 };
 
 namespace detail
@@ -147,6 +149,9 @@ class Tearing : public detail::StageHandle<T, detail::TearingData<T>>
     using Base = detail::StageHandle<T, detail::TearingData<T>>;
 
   public:
+    /// A handle of no stage yet: it reports an empty stage that was removed, and acting on it throws
+    /// std::logic_error.
+    Tearing() = default;
     /// Tears since registration, and in the last frame. A symmetric pair counts once.
     std::uint64_t torn() const noexcept { return this->data().total; }
     std::size_t torn_last_frame() const noexcept { return this->data().last_frame; }
@@ -175,6 +180,8 @@ Tearing<T> add_tearing(Simulation<T>& sim, TearingOptions<T> options)
 {
     detail::check_max_strain(options.max_strain);
     options.range.check();
+    options.name = detail::stage_name(sim.constraint_edits(), options.name,
+                                      "tearing" + detail::range_suffix(options.range));
     auto data = std::make_shared<detail::TearingData<T>>(
         detail::TearingData<T>{.max_strain = options.max_strain,
                                .range = options.range,
@@ -234,13 +241,23 @@ double orient(const Point2<T>& a, const Point2<T>& b, const Point2<T>& c)
            (double(b.v) - double(a.v)) * (double(c.u) - double(a.u));
 }
 
-/// Proper crossing of segments p-q and a-b: each pair of ends strictly on opposite sides. A
-/// spring that only touches the stroke at an end is not cut.
+/// Whether c lies to the left of the line a-b, a point on the line counting as left: every point
+/// gets a side, so a stroke through particles parts the sheet there instead of passing between
+/// the springs that meet at them.
+template <class T>
+bool left_of(const Point2<T>& a, const Point2<T>& b, const Point2<T>& c)
+{
+    return orient(a, b, c) >= 0;
+}
+
+/// Crossing of segments p-q and a-b: p and q on different sides of the stroke, a and b on
+/// different sides of the spring, with left_of's rule for a point on a line. A spring with an end
+/// on the stroke is cut when its other end lies to the stroke's right; one lying along the stroke
+/// is not.
 template <class T>
 bool crosses(const Point2<T>& p, const Point2<T>& q, const Point2<T>& a, const Point2<T>& b)
 {
-    const double d1 = orient(a, b, p), d2 = orient(a, b, q), d3 = orient(p, q, a), d4 = orient(p, q, b);
-    return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+    return left_of(a, b, p) != left_of(a, b, q) && left_of(p, q, a) != left_of(p, q, b);
 }
 
 /// Clears every live spring whose two ends satisfy crossed(position i, position j), both halves
@@ -268,7 +285,9 @@ std::size_t cut_where(Simulation<T>& sim, Crossed&& crossed)
 } // namespace detail
 
 /// Clears every live spring whose segment, seen in `view`, crosses the stroke a-b; both halves of
-/// a symmetric pair go together. Returns the number of springs cut (a pair counts once). Throws
+/// a symmetric pair go together. A particle exactly on the stroke's line counts as lying to its
+/// left (seen in `view` with its first axis right and its second up), so a stroke drawn along a
+/// row of particles parts the sheet there and the row stays with one side. Returns the number of springs cut (a pair counts once). Throws
 /// std::invalid_argument, changing nothing, for a stroke of zero length in that view.
 template <class T>
 std::size_t cut(Simulation<T>& sim, const Vec3<T>& a, const Vec3<T>& b, ViewPlane view = ViewPlane::xy)

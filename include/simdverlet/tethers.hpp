@@ -77,7 +77,9 @@ struct TetherOptions
     /// says. Four, as PhysX's geodesic tether cooker does: a sheet hung from two or four corners is
     /// held from all of them (docs/performance.md measures two).
     int islands = 4;
-    std::string name = "tethers"; ///< key in the position-projection registry and in snapshots
+    /// Key in the position-projection registry and in snapshots; default "tethers@<cloth name>".
+    /// A name registered already is an error.
+    std::string name = {};
 };
 
 namespace detail
@@ -87,6 +89,7 @@ namespace detail
 template <class T>
 struct TetherData
 {
+    TetherData() = default;
     TetherData(Cloth<T> of, std::weak_ptr<World<T>> in) : cloth(std::move(of)), world(std::move(in)) {}
 
     Cloth<T> cloth;
@@ -96,10 +99,7 @@ struct TetherData
     TetherKind kind = TetherKind::geodesic;
     T slack = T(1);
     std::string name;
-    int islands = 4; ///< the most islands a particle is tethered to
-    // How a particle's tethers combine: its two nearest together (the stage's), or each on its own,
-    // nearest first, kept to compare (docs/performance.md).
-    bool lens = true;
+    int islands = 4;           ///< the most islands a particle is tethered to
     std::vector<Vec3<T>> pose; ///< the cloth's positions when the tethers were added (euclidean)
     // Per tether rank (0: the nearest island) and particle of the cloth, rank-major, each rank
     // `span` long from `first` (the cloth's base rounded down to a whole padding block, so lane
@@ -680,7 +680,6 @@ void pull_tethers(TetherData<T>& d, const World<T>& world, State3<T>& state)
     const auto rest = d.rest.data();
     const std::size_t span = d.span;
     const int ranks = d.ranks;
-    const bool lens = d.lens;
     const bool runs = world.grid_path();
     const auto tether = [&](auto& p, const auto& movable, std::size_t i) {
         using V = std::decay_t<decltype(p.x)>;
@@ -705,12 +704,6 @@ void pull_tethers(TetherData<T>& d, const World<T>& world, State3<T>& state)
         if (ranks == 1)
             return single(rank(0));
         auto pulled = movable && !movable;
-        if (!lens)
-        {
-            for (int r = 0; r < ranks; ++r)
-                pulled = single(rank(r)) || pulled;
-            return pulled;
-        }
         // The farther islands one projection each, then the two nearest together, exactly.
         for (int r = ranks - 1; r >= 2; --r)
             pulled = single(rank(r)) || pulled;
@@ -727,15 +720,6 @@ void pull_tethers(TetherData<T>& d, const World<T>& world, State3<T>& state)
 }
 } // namespace detail
 
-template <class T>
-class Tethers;
-
-namespace detail
-{
-template <class T>
-std::shared_ptr<TetherData<T>> tether_data(const Tethers<T>& handle);
-} // namespace detail
-
 /// Handle of a cloth's tethers, with the shape of every stage handle (handle.hpp).
 template <class T>
 class Tethers : public detail::StageHandle<T, detail::TetherData<T>>
@@ -743,6 +727,9 @@ class Tethers : public detail::StageHandle<T, detail::TetherData<T>>
     using Base = detail::StageHandle<T, detail::TetherData<T>>;
 
   public:
+    /// A handle of no stage yet: it reports an empty stage that was removed, and acting on it throws
+    /// std::logic_error.
+    Tethers() = default;
     /// Particles that hang from an anchor (the anchors included); those a cut has disconnected from
     /// every anchor are free. As of the constraints now.
     int tethered() const
@@ -794,8 +781,6 @@ class Tethers : public detail::StageHandle<T, detail::TetherData<T>>
   private:
     template <class U>
     friend Tethers<U> add_tethers(Simulation<U>& sim, const Cloth<U>& cloth, TetherOptions<U> options);
-    template <class U>
-    friend std::shared_ptr<detail::TetherData<U>> detail::tether_data(const Tethers<U>& handle);
     explicit Tethers(std::shared_ptr<detail::TetherData<T>> data) : Base(std::move(data)) {}
 
     void refresh() const { detail::refresh_tethers(this->live(), this->world()); }
@@ -812,27 +797,20 @@ class Tethers : public detail::StageHandle<T, detail::TetherData<T>>
     }
 };
 
-template <class T>
-std::shared_ptr<detail::TetherData<T>> detail::tether_data(const Tethers<T>& handle)
-{
-    return handle.shared();
-}
-
 /// Registers tethers on `cloth` as a position projection (after the stages registered before it)
 /// and returns their handle. Throws, registering nothing, on a slack that is not finite and >= 1,
-/// islands < 1, an anchor outside the cloth (naming it), no anchor at all (none given and none pinned), an
-/// empty name, or a cloth that was removed or belongs to another simulation.
+/// islands < 1, an anchor outside the cloth (naming it), no anchor at all (none given and none pinned), a
+/// name registered already, or a cloth that was removed or belongs to another simulation.
 template <class T>
 Tethers<T> add_tethers(Simulation<T>& sim, const Cloth<T>& cloth, TetherOptions<T> options)
 {
     detail::check_slack(options.slack);
     detail::check_islands(options.islands);
-    if (options.name.empty())
-        detail::raise<std::invalid_argument>("simdverlet: tethers need a non-empty name");
     if (!cloth.belongs_to(sim))
         detail::raise<std::invalid_argument>("simdverlet: cloth '" + cloth.name() + "' is not in this simulation");
     if (cloth.removed())
         detail::raise<std::logic_error>("simdverlet: cloth '" + cloth.name() + "' was removed");
+    options.name = detail::stage_name(sim.position_projections(), options.name, "tethers@" + cloth.name());
     for (const std::size_t a : options.anchors)
         if (!cloth.contains(a))
             detail::raise<std::out_of_range>("simdverlet: tether anchor " + std::to_string(a) + " is not in cloth '" +

@@ -46,7 +46,10 @@ struct WindOptions
     T pressure = T(1);                 ///< >= 0, coefficient of the normal pressure force per unit area
     T skin_friction = T(0.02);         ///< >= 0, coefficient of the tangential force per unit area; small, so a
                                        ///< sheet edge-on to the wind feels ~1/50 of what it feels face-on
-    std::string name = "wind";         ///< key in the bulk-force registry
+    /// Key in the bulk-force registry; default "wind", followed by "@<cloth name>" for each cloth
+    /// listed, or "@[begin, end)" for a drag range short of every particle when no cloth is. A name
+    /// registered already is an error.
+    std::string name = {};
 };
 
 namespace detail
@@ -333,6 +336,9 @@ class Wind : public detail::StageHandle<T, detail::WindData<T>>
     using Base = detail::StageHandle<T, detail::WindData<T>>;
 
   public:
+    /// A handle of no stage yet: it reports an empty stage that was removed, and acting on it throws
+    /// std::logic_error.
+    Wind() = default;
     /// Seconds of simulated time the wind has blown, the clock `gust` is called with.
     T time() const noexcept { return this->data().time; }
     const WindOptions<T>& options() const noexcept { return this->data().options; }
@@ -354,7 +360,8 @@ class Wind : public detail::StageHandle<T, detail::WindData<T>>
 };
 
 /// Registers wind as a bulk force (it runs before the constraint solve, adding into the same
-/// accumulators as the springs) and returns its handle.
+/// accumulators as the springs) and returns its handle. Throws, registering nothing, on a bad
+/// option, a cloth of another simulation or a name registered already.
 template <class T>
 Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
 {
@@ -363,6 +370,12 @@ Wind<T> add_wind(Simulation<T>& sim, WindOptions<T> options)
         if (!cloth.belongs_to(sim))
             detail::raise<std::invalid_argument>("simdverlet: wind was given cloth '" + cloth.name() +
                                                  "' of another simulation");
+    std::string derived = "wind";
+    for (const auto& cloth : options.cloths)
+        derived += "@" + cloth.name();
+    if (options.cloths.empty() && options.range.end != options.range.begin)
+        derived += detail::range_suffix(options.range);
+    options.name = detail::stage_name(sim.bulk_forces(), options.name, derived);
     auto data = std::make_shared<detail::WindData<T>>(
         detail::WindData<T>{.options = std::move(options), .world = detail::world_of(sim)});
     const auto registration = detail::tie_link(sim, *data, data->options.name, "wind",

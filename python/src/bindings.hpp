@@ -736,8 +736,8 @@ void bind_simulation(py::module_& m, const std::string& suffix)
     const StrainLimitOptions<T> limit_defaults{};
     cls.def(
         "add_strain_limit",
-        [](Sim& s, const std::optional<Cloth<T>>& cloth, T max_stretch, T max_compression, int passes,
-           const py::object& range, std::string name) {
+        [](Sim& s, const std::optional<Cloth<T>>& cloth, std::optional<T> max_stretch, std::optional<T> max_compression,
+           int passes, const py::object& range, std::string name) {
             StrainLimitOptions<T> o{.max_stretch = max_stretch,
                                     .max_compression = max_compression,
                                     .passes = passes,
@@ -745,10 +745,10 @@ void bind_simulation(py::module_& m, const std::string& suffix)
                                     .name = std::move(name)};
             return cloth ? add_strain_limit(s, *cloth, std::move(o)) : add_strain_limit(s, std::move(o));
         },
-        py::arg("cloth") = py::none(), py::arg("max_stretch") = limit_defaults.max_stretch,
-        py::arg("max_compression") = limit_defaults.max_compression, py::arg("passes") = limit_defaults.passes,
-        py::arg("range") = py::none(), py::arg("name") = limit_defaults.name,
-        "Moves both ends of every spring strained past its bounds back to them, whichever way the cloth hangs.");
+        py::arg("cloth") = py::none(), py::arg("max_stretch") = py::none(), py::arg("max_compression") = py::none(),
+        py::arg("passes") = limit_defaults.passes, py::arg("range") = py::none(), py::arg("name") = limit_defaults.name,
+        "Moves both ends of every spring strained past its bounds back to them, whichever way the cloth hangs. "
+        "An unset bound follows the one given; both unset are 0.1.");
 
     const MotionOptions<T> motion_defaults{};
     cls.def(
