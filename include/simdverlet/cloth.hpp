@@ -27,6 +27,7 @@
 #include "controllers.hpp"
 #include "error.hpp"
 #include "grid_slots.hpp"
+#include "handle.hpp"
 #include "kernels/curvature.hpp"
 #include "material.hpp"
 #include "mesh_springs.hpp"
@@ -78,6 +79,7 @@ namespace detail
 template <class T>
 struct ClothData
 {
+    static constexpr const char* kind = "cloth"; ///< how messages name it (BlockHandle)
     std::weak_ptr<World<T>> world;
     std::size_t base = 0;
     std::size_t count = 0;
@@ -124,8 +126,16 @@ Cloth<T> make_cloth(std::shared_ptr<ClothData<T>> data);
 /// grid's are its cells in row order (col + row x width). Grid coordinates (col, row) are only for a
 /// grid: on a mesh cloth they are a std::logic_error.
 template <class T>
-class Cloth
+class Cloth : public detail::BlockHandle<T, detail::ClothData<T>>
 {
+    using Base = detail::BlockHandle<T, detail::ClothData<T>>;
+    using Base::any_world;
+    using Base::d;
+    using Base::data;
+    using Base::require_block;
+    using Base::state;
+    using Base::world;
+
   public:
     /// A handle of no cloth yet (a member waiting for its cloth): it reads as an empty cloth that
     /// was removed, and a member that acts throws std::logic_error.
@@ -146,7 +156,7 @@ class Cloth
     /// col + row x width.
     std::size_t index(std::size_t vertex) const
     {
-        require_cloth();
+        require_block();
         if (vertex >= d().count)
             detail::raise<std::out_of_range>("simdverlet: vertex " + std::to_string(vertex) + " is outside cloth '" +
                                              d().name + "', which has " + std::to_string(d().count));
@@ -156,7 +166,7 @@ class Cloth
     /// The vertex a particle of the cloth stands for (index's inverse).
     std::size_t vertex(std::size_t particle) const
     {
-        require_cloth();
+        require_block();
         if (!contains(particle))
             detail::raise<std::out_of_range>("simdverlet: particle " + std::to_string(particle) + " is not in cloth '" +
                                              d().name + "' [" + std::to_string(base()) + ", " + std::to_string(end()) +
@@ -334,7 +344,7 @@ class Cloth
     /// its simulation was destroyed.
     bool remove()
     {
-        if (!m_data)
+        if (!this->has_block())
             return false;
         auto& world = any_world();
         if (d().removed)
@@ -349,8 +359,6 @@ class Cloth
         return true;
     }
 
-    /// True once remove() detached the cloth or its simulation was destroyed.
-    bool removed() const noexcept { return d().removed || d().world.expired(); }
     /// Whether this cloth was added to `sim` (the same simulation, wherever it has moved).
     bool belongs_to(const Simulation<T>& sim) const { return d().world.lock() == detail::world_of(sim); }
 
@@ -361,47 +369,13 @@ class Cloth
     friend Cloth<U> detail::make_cloth(std::shared_ptr<detail::ClothData<U>> data);
     friend struct detail::ClothAccess;
 
-    explicit Cloth(std::shared_ptr<detail::ClothData<T>> data) : m_data(std::move(data)) {}
+    explicit Cloth(std::shared_ptr<detail::ClothData<T>> data) : Base(std::move(data)) {}
 
-    /// The cloth's data; for a handle never given a cloth, an empty cloth's, which reads as removed.
-    const detail::ClothData<T>& d() const noexcept { return m_data ? *m_data : unset(); }
-    detail::ClothData<T>& data()
-    {
-        require_cloth();
-        return *m_data;
-    }
-    static const detail::ClothData<T>& unset() noexcept
-    {
-        static const detail::ClothData<T> none{};
-        return none;
-    }
-    void require_cloth() const
-    {
-        if (!m_data)
-            detail::raise<std::logic_error>("simdverlet: this cloth handle was never given a cloth");
-    }
-    /// The simulation, for a member that acts: throws std::logic_error naming the cloth once it was
-    /// removed or its simulation destroyed (handle.hpp).
-    detail::World<T>& world() const
-    {
-        auto& world = any_world();
-        if (d().removed)
-            detail::raise<std::logic_error>("simdverlet: cloth '" + d().name + "' was removed");
-        return world;
-    }
-    /// The simulation whether or not the cloth was removed: for remove() and for the stages that
-    /// keep their half of a tie to a removed cloth.
-    detail::World<T>& any_world() const
-    {
-        require_cloth();
-        return *detail::lock_world(d().world, "cloth '" + d().name + "'");
-    }
-    State3<T>& state() const { return world().state(); }
     std::string curvature_stage() const { return d().name + ".curvature"; }
 
     void require_grid(const std::string& what) const
     {
-        require_cloth();
+        require_block();
         if (!is_grid())
             detail::raise<std::logic_error>("simdverlet: " + what + " is a grid's, and cloth '" + d().name +
                                             "' was made from a triangle mesh: speak of its vertices instead");
@@ -429,8 +403,6 @@ class Cloth
             detail::raise<std::invalid_argument>("simdverlet: curvature strength must be finite and >= 0, got " +
                                                  detail::number(strength));
     }
-
-    std::shared_ptr<detail::ClothData<T>> m_data;
 };
 
 namespace detail
@@ -447,14 +419,14 @@ struct ClothAccess
     template <class T>
     static const ClothSolveData<T>* solve(const Cloth<T>& cloth) noexcept
     {
-        return cloth.m_data ? cloth.m_data->solve.get() : nullptr;
+        return cloth.shared() ? cloth.shared()->solve.get() : nullptr;
     }
 
     /// Identifies the cloth itself, not the handle: copies of a handle give the same key.
     template <class T>
     static const void* key(const Cloth<T>& cloth) noexcept
     {
-        return cloth.m_data.get();
+        return cloth.shared().get();
     }
 };
 

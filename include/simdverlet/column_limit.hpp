@@ -30,6 +30,7 @@
 #include <tuple>
 #include <utility>
 
+#include "chain_solve.hpp"
 #include "cloth.hpp"
 #include "constraints.hpp"
 #include "error.hpp"

@@ -189,4 +189,67 @@ class StageHandle
     std::shared_ptr<Data> m_data;
 };
 
+/// The base of the handles of a block of particles (Cloth, Strand) over the block's shared data
+/// `Data`, which holds its `world`, `name` and `removed` flag and names its kind in `Data::kind`
+/// ("cloth"): reading it, reaching its world to act, and the liveness rule of every handle. A
+/// default-constructed handle (a member waiting for its block) reads as an empty block that was
+/// removed; acting on it throws std::logic_error.
+template <class T, class Data>
+class BlockHandle
+{
+  public:
+    /// True once remove() detached the block or its simulation was destroyed, and for a handle
+    /// never given one.
+    bool removed() const noexcept { return d().removed || d().world.expired(); }
+
+  protected:
+    BlockHandle() = default;
+    explicit BlockHandle(std::shared_ptr<Data> data) : m_data(std::move(data)) {}
+
+    /// The block's data, to read; an empty block's for a handle never given one.
+    const Data& d() const noexcept { return m_data ? *m_data : unset(); }
+    /// The block's data, to change; throws std::logic_error for a handle never given one.
+    Data& data()
+    {
+        require_block();
+        return *m_data;
+    }
+    const std::shared_ptr<Data>& shared() const noexcept { return m_data; }
+    bool has_block() const noexcept { return bool(m_data); }
+    void require_block() const
+    {
+        if (!m_data)
+            raise<std::logic_error>(std::string("simdverlet: this ") + Data::kind + " handle was never given a " +
+                                    Data::kind);
+    }
+    /// How messages name it: "cloth 'cape'".
+    std::string what() const { return std::string(Data::kind) + " '" + d().name + "'"; }
+    /// The simulation, for a member that acts: throws std::logic_error naming the block once it was
+    /// removed or its simulation destroyed.
+    World<T>& world() const
+    {
+        auto& world = any_world();
+        if (d().removed)
+            raise<std::logic_error>("simdverlet: " + what() + " was removed");
+        return world;
+    }
+    /// The simulation whether or not the block was removed: for remove() and for the stages that
+    /// keep their half of a tie to a removed block.
+    World<T>& any_world() const
+    {
+        require_block();
+        return *lock_world(d().world, what());
+    }
+    State3<T>& state() const { return world().state(); }
+
+  private:
+    static const Data& unset() noexcept
+    {
+        static const Data none{};
+        return none;
+    }
+
+    std::shared_ptr<Data> m_data;
+};
+
 } // namespace simdverlet::detail

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "cloth.hpp"
+#include "constraint_layers.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
 #include "handle.hpp"
@@ -554,7 +555,8 @@ namespace detail
 template <class T>
 T typical_spacing(const Simulation<T>& sim, const ParticleRange& range)
 {
-    const auto [begin, end] = range.resolve(sim.size());
+    const auto bounds = range.resolve(sim.size());
+    const std::size_t begin = bounds.first, end = bounds.second;
     const auto& layers = sim.constraint_layers();
     std::vector<T> shortest;
     for (std::size_t i = begin; i < end; ++i)

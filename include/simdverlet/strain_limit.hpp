@@ -24,7 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "chain_solve.hpp"
 #include "cloth.hpp"
+#include "constraint_layers.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
 #include "handle.hpp"

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "handle.hpp"
 #include "simulation.hpp"
 #include "state.hpp"
 
@@ -55,6 +56,7 @@ namespace detail
 template <class T>
 struct StrandData
 {
+    static constexpr const char* kind = "strand"; ///< how messages name it (BlockHandle)
     std::weak_ptr<World<T>> world;
     std::size_t base = 0;
     int count = 0;
@@ -111,8 +113,16 @@ void project_bend(State3<T>& state, std::size_t base, int count, T alpha)
 /// Live handle of a rope. Copies address the same rope. It refers to its simulation's world, so
 /// the simulation may move; once it is destroyed, calls that need it report a logic_error.
 template <class T>
-class Strand
+class Strand : public detail::BlockHandle<T, detail::StrandData<T>>
 {
+    using Base = detail::BlockHandle<T, detail::StrandData<T>>;
+    using Base::any_world;
+    using Base::d;
+    using Base::data;
+    using Base::require_block;
+    using Base::state;
+    using Base::world;
+
   public:
     /// A handle of no strand yet: it reads as an empty strand that was removed, and a member that
     /// acts throws std::logic_error.
@@ -121,7 +131,7 @@ class Strand
     /// Particle index of node n.
     std::size_t node(int n) const
     {
-        require_strand();
+        require_block();
         if (n < 0 || n >= d().count)
             detail::raise<std::out_of_range>("simdverlet: node " + std::to_string(n) + " is outside the " +
                                              std::to_string(d().count) + "-node strand '" + d().name + "'");
@@ -185,7 +195,7 @@ class Strand
         if (bend == T(0))
             world().remove_position_projection(bend_stage());
         else if (!world().position_projections().contains(bend_stage()))
-            world().add_position_projection(bend_stage(), [strand = m_data](State3<T>& s, T) {
+            world().add_position_projection(bend_stage(), [strand = this->shared()](State3<T>& s, T) {
                 detail::project_bend(s, strand->base, strand->count, strand->bend * T(kMaxBendCorrection));
             });
     }
@@ -230,7 +240,7 @@ class Strand
     /// its simulation was destroyed.
     bool remove()
     {
-        if (!m_data)
+        if (!this->has_block())
             return false;
         auto& world = any_world();
         if (d().removed)
@@ -241,49 +251,12 @@ class Strand
         return true;
     }
 
-    /// True once remove() detached the rope or its simulation was destroyed.
-    bool removed() const noexcept { return d().removed || d().world.expired(); }
-
   private:
     template <class U>
     friend Strand<U> add_strand(Simulation<U>& sim, StrandOptions<U> options);
 
-    explicit Strand(std::shared_ptr<detail::StrandData<T>> data) : m_data(std::move(data)) {}
+    explicit Strand(std::shared_ptr<detail::StrandData<T>> data) : Base(std::move(data)) {}
 
-    /// The strand's data; for a handle never given a strand, an empty one's, which reads as removed.
-    const detail::StrandData<T>& d() const noexcept { return m_data ? *m_data : unset(); }
-    detail::StrandData<T>& data()
-    {
-        require_strand();
-        return *m_data;
-    }
-    static const detail::StrandData<T>& unset() noexcept
-    {
-        static const detail::StrandData<T> none{};
-        return none;
-    }
-    void require_strand() const
-    {
-        if (!m_data)
-            detail::raise<std::logic_error>("simdverlet: this strand handle was never given a strand");
-    }
-    /// The simulation, for a member that acts: throws std::logic_error naming the strand once it was
-    /// removed or its simulation destroyed (handle.hpp).
-    detail::World<T>& world() const
-    {
-        auto& world = any_world();
-        if (d().removed)
-            detail::raise<std::logic_error>("simdverlet: strand '" + d().name + "' was removed");
-        return world;
-    }
-    /// The simulation whether or not the strand was removed: for remove() and for the stages that
-    /// keep their half of a tie to a removed strand.
-    detail::World<T>& any_world() const
-    {
-        require_strand();
-        return *detail::lock_world(d().world, "strand '" + d().name + "'");
-    }
-    State3<T>& state() const { return world().state(); }
     std::string bend_stage() const { return d().name + ".bend"; }
 
     static void check_bend(T bend)
@@ -292,8 +265,6 @@ class Strand
             detail::raise<std::invalid_argument>("simdverlet: bend_stiffness must be in [0, 1], got " +
                                                  detail::number(bend));
     }
-
-    std::shared_ptr<detail::StrandData<T>> m_data;
 };
 
 /// Appends a rope to `sim` and returns its handle. Everything is validated before anything is

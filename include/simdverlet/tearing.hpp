@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "constraint_layers.hpp"
 #include "constraints.hpp"
 #include "error.hpp"
 #include "handle.hpp"

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cloth.hpp"
+#include "constraint_layers.hpp"
 #include "constraints.hpp"
 #include "kernels/self_collision.hpp"
 #include "self_collision_candidates.hpp"
