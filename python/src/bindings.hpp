@@ -280,7 +280,8 @@ void bind_cloth(py::module_& m, const std::string& suffix)
             "render_mesh", [](const C& c) { return render_mesh(c); },
             "positions, normals, uvs and the drawn triangles, for write_obj or a renderer")
         .def("remove", &C::remove, "removes the cloth's particles and stages; False if it already was")
-        .def("removed", &C::removed);
+        // removed() is BlockHandle's, which pybind11 would bind against that unregistered base.
+        .def("removed", [](const C& c) { return c.removed(); });
 
     using S = Strand<T>;
     py::class_<S>(m, ("Strand" + suffix).c_str(), "A rope made by add_strand; nodes are numbered 0 to count - 1.")
@@ -296,7 +297,7 @@ void bind_cloth(py::module_& m, const std::string& suffix)
         .def("range", [](const S& s) { return range_tuple(s.range()); })
         .def("name", &S::name)
         .def("remove", &S::remove)
-        .def("removed", &S::removed);
+        .def("removed", [](const S& s) { return s.removed(); });
 
     using R = RenderMesh<T>;
     py::class_<R>(m, ("RenderMesh" + suffix).c_str(),
