@@ -17,10 +17,10 @@
 
 #include <simdverlet/simdverlet.hpp>
 #if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
+#    include <simdverlet/core/parallel/openmp.hpp>
 #endif
 #if SIMDVERLET_HAVE_TBB
-#    include <simdverlet/parallel/tbb.hpp>
+#    include <simdverlet/core/parallel/tbb.hpp>
 #endif
 
 #include "support.hpp"

@@ -92,8 +92,8 @@ GarmentRun run_garment(Scene scene, int method, int substeps, int threads)
     if (method == 0)
     {
         if (hang)
-            add_tethers(sim, cloth, {});
-        add_strain_limit(sim, cloth, {.max_stretch = 0.01f, .max_compression = 0.01f, .passes = hang ? 4 : 2});
+            add_tethers(sim, {.cloth = cloth});
+        add_strain_limit(sim, {.cloth = cloth, .max_stretch = 0.01f, .max_compression = 0.01f, .passes = hang ? 4 : 2});
     }
     if (scene == s2_drape_self_collision)
         add_self_collision(sim, {.thickness = 0.01f, .range = cloth.range(), .cloths = {cloth}});

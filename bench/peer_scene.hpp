@@ -3,8 +3,8 @@
 // g = 9.81, one iteration and `substeps` substeps a frame.
 #pragma once
 
-#include <simdverlet/cloth.hpp>
-#include <simdverlet/simulation.hpp>
+#include <simdverlet/cloth/cloth.hpp>
+#include <simdverlet/core/simulation.hpp>
 
 namespace simdverlet::benchmarking
 {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <simdverlet/simulation.hpp>
+#include <simdverlet/core/simulation.hpp>
 
 namespace simdverlet::benchmarking
 {

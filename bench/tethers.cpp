@@ -158,8 +158,8 @@ std::string percent(double v)
 
 /// Args: stiffness, substeps, tethers (0: none; 1: the stage's defaults, a tether to each island of
 /// anchors, the two nearest held together; 2: the nearest anchor alone), strain-limit passes (0:
-/// none), threads, pinning (see Pinning), column-limit solves (0: none) and the limiters' bound
-/// (both ways) x 10 000. Registered in that order: tethers, strain limit, column limit.
+/// none), threads, pinning (see Pinning) and the strain limit's bound (both ways) x 10 000.
+/// Registered in that order: tethers, then the strain limit.
 void BM_hanging_256_tethers(benchmark::State& bench)
 {
     const float stiffness = float(bench.range(0));
@@ -168,8 +168,7 @@ void BM_hanging_256_tethers(benchmark::State& bench)
     const int passes = int(bench.range(3));
     const int threads = int(bench.range(4));
     const auto pinning = Pinning(bench.range(5));
-    const int solves = int(bench.range(6));
-    const float bound = float(bench.range(7)) / 10000.0f;
+    const float bound = float(bench.range(6)) / 10000.0f;
     const StepParams<float> step{
         .dt = 1.0f / 60.0f, .damping = 0.99833f, .gravity = {0, 9.81f, 0}, .iterations = 1, .substeps = substeps};
     constexpr int kFrames = 600;
@@ -190,15 +189,11 @@ void BM_hanging_256_tethers(benchmark::State& bench)
             bench, 256, 0.5f, stiffness, step, kFrames, threads,
             [&](Simulation<float>& sim, const Cloth<float>& c) {
                 if (tethers > 0)
-                    add_tethers(sim, c,
-                                TetherOptions<float>{.islands = tethers == 2 ? 1 : TetherOptions<float>{}.islands});
+                    add_tethers(sim, TethersOptions<float>{
+                                         .cloth = c, .islands = tethers == 2 ? 1 : TethersOptions<float>{}.islands});
                 if (passes > 0)
-                    limit_data = detail::strain_limit_data(
-                        add_strain_limit(sim, c, {.max_stretch = bound, .max_compression = bound, .passes = passes}));
-                if (solves > 0)
-                    add_column_limit(
-                        sim, c,
-                        ColumnLimitOptions<float>{.max_stretch = bound, .max_compression = bound, .solves = solves});
+                    limit_data = detail::strain_limit_data(add_strain_limit(
+                        sim, {.cloth = c, .max_stretch = bound, .max_compression = bound, .passes = passes}));
             },
             pinning, strains_and_batches);
     bench.counters["ms/frame"] = r.ms_per_frame;
@@ -209,8 +204,7 @@ void BM_hanging_256_tethers(benchmark::State& bench)
     static constexpr const char* kTethers[] = {"", ", tethers", ", tethers to the nearest anchor"};
     bench.SetLabel(std::string(name_of(pinning)) + ": peak " + percent(r.peak) + ", tenth second " + percent(r.late) +
                    ", " + std::to_string(threads) + (threads > 1 ? " threads" : " thread") + kTethers[tethers] +
-                   (passes > 0 ? ", chains " + percent(bound) + " x " + std::to_string(passes) : "") +
-                   (solves > 0 ? ", column limit " + percent(bound) + " x " + std::to_string(solves) : ""));
+                   (passes > 0 ? ", chains " + percent(bound) + " x " + std::to_string(passes) : ""));
 }
 
 /// Swings the irregular mesh cloth of BM_mesh_cloth (cells x cells cells at spacing 0.5, valences
@@ -234,7 +228,7 @@ SwingResult swing_mesh(benchmark::State& bench, int cells, bool corners, int isl
     constexpr int kFrames = 600;
     Simulation<float> sim;
     const auto cloth = add_mesh_cloth(sim, {.mesh = flat, .stiffness = 600, .mass_per_area = 4, .pinned = pinned});
-    add_tethers(sim, cloth, TetherOptions<float>{.islands = islands});
+    add_tethers(sim, TethersOptions<float>{.cloth = cloth, .islands = islands});
     limit(sim, cloth);
     benchmarking::use_threads(sim, threads);
     std::set<std::pair<std::size_t, std::size_t>> unique;
@@ -277,11 +271,11 @@ void BM_mesh_strain_limit(benchmark::State& bench)
     SwingResult r;
     for (auto _ : bench)
         r = swing_mesh(bench, cells, corners, islands, threads, [&](Simulation<float>& sim, const Cloth<float>& cloth) {
-            const StrainLimitOptions<float> options{.max_stretch = 0.01f, .max_compression = 0.01f, .passes = passes};
-            if (passes > 0 && cloth_form)
-                add_strain_limit(sim, cloth, options);
-            else if (passes > 0)
-                add_strain_limit(sim, options);
+            if (passes > 0)
+                add_strain_limit(sim, StrainLimitOptions<float>{.cloth = cloth_form ? cloth : Cloth<float>{},
+                                                                .max_stretch = 0.01f,
+                                                                .max_compression = 0.01f,
+                                                                .passes = passes});
         });
     bench.counters["ms/frame"] = r.ms_per_frame;
     bench.counters["peak"] = r.peak;
@@ -326,8 +320,8 @@ void BM_strain_limit_after_cut(benchmark::State& bench)
                                    }});
         }();
         if (tethers)
-            add_tethers(sim, cloth, TetherOptions<float>{});
-        add_strain_limit(sim, cloth, {.max_stretch = 0.01f, .max_compression = 0.01f, .passes = 4});
+            add_tethers(sim, TethersOptions<float>{.cloth = cloth});
+        add_strain_limit(sim, {.cloth = cloth, .max_stretch = 0.01f, .max_compression = 0.01f, .passes = 4});
         for (int frame = 0; frame < 5; ++frame)
             sim.step(step);
         plain = cutting = after = springs = 0;
@@ -455,7 +449,7 @@ void BM_tether_limiter_order(benchmark::State& bench)
                       };
                       if (limiter_first)
                           limit();
-                      add_tethers(sim, c, TetherOptions<float>{});
+                      add_tethers(sim, TethersOptions<float>{.cloth = c});
                       if (!limiter_first)
                           limit();
                   });
@@ -469,50 +463,40 @@ void BM_tether_limiter_order(benchmark::State& bench)
 } // namespace
 
 // The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
-// tethers and strain limiting, and the stiffer settings the swing needs.
-// The stiffest stable setting per substep count (about 0.85 / (dt / substeps)^2), with and without
-// tethers, and the stiffer settings the swing needs; then the column limit: the cheapest settings
-// found that hold the swing to <= 4 % and its tenth second to <= 1 %, and their neighbours, which show
-// what each part buys (docs/performance.md).
+// tethers, and the stiffer settings the swing needs.
 BENCHMARK(BM_hanging_256_tethers)
-    ->ArgNames({"k", "substeps", "tethers", "passes", "threads", "pinning", "columns", "bound10k"})
-    ->Args({110000, 6, 0, 0, 1, 0, 0, 100})
-    ->Args({110000, 6, 1, 0, 1, 0, 0, 100})
-    ->Args({3000, 1, 1, 0, 1, 0, 0, 100})
-    ->Args({48000, 4, 1, 0, 1, 0, 0, 100})
-    ->Args({400000, 16, 0, 0, 1, 0, 0, 100})
-    ->Args({400000, 16, 1, 0, 1, 0, 0, 100})
-    ->Args({3000, 1, 1, 0, 1, 0, 3, 50})
-    ->Args({3000, 1, 1, 0, 2, 0, 3, 50})
-    ->Args({3000, 1, 0, 0, 1, 0, 3, 50})
-    ->Args({3000, 1, 1, 0, 1, 0, 2, 50})
-    ->Args({3000, 1, 1, 0, 1, 0, 3, 100})
+    ->ArgNames({"k", "substeps", "tethers", "passes", "threads", "pinning", "bound10k"})
+    ->Args({110000, 6, 0, 0, 1, 0, 100})
+    ->Args({110000, 6, 1, 0, 1, 0, 100})
+    ->Args({3000, 1, 1, 0, 1, 0, 100})
+    ->Args({48000, 4, 1, 0, 1, 0, 100})
+    ->Args({400000, 16, 0, 0, 1, 0, 100})
+    ->Args({400000, 16, 1, 0, 1, 0, 100})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
 // The strain limit (chain solves) on the peer sheet at k 3000 and one substep, with tethers, each
 // pinning: the residual per pass count at bounds of 1 %, then the settings chosen for the targets
-// (0.5 % x 3) at one and two threads, and the column limit on each pinning; last, sixteen passes
+// (0.5 % x 3) at one and two threads; last, sixteen passes
 // from the corners and the tethers to the nearest anchor alone from two corners.
 void strain_limit_rows(benchmark::internal::Benchmark* b)
 {
     for (int pinning = 0; pinning < 4; ++pinning)
     {
         for (int passes : {1, 2, 4, 8})
-            b->Args({3000, 1, 1, passes, 1, pinning, 0, 100});
+            b->Args({3000, 1, 1, passes, 1, pinning, 100});
         for (int threads : {1, 2})
-            b->Args({3000, 1, 1, 3, threads, pinning, 0, 50});
-        b->Args({3000, 1, 1, 0, 1, pinning, 3, 50});
+            b->Args({3000, 1, 1, 3, threads, pinning, 50});
     }
-    b->Args({3000, 1, 1, 16, 1, 2, 0, 100});
-    b->Args({3000, 1, 1, 16, 1, 3, 0, 100});
+    b->Args({3000, 1, 1, 16, 1, 2, 100});
+    b->Args({3000, 1, 1, 16, 1, 3, 100});
     // From two corners, against tethers to the nearest anchor alone, and the tethers' own cost
     // without the limiter.
-    b->Args({3000, 1, 2, 4, 1, 2, 0, 100});
-    b->Args({3000, 1, 2, 3, 1, 2, 0, 50});
+    b->Args({3000, 1, 2, 4, 1, 2, 100});
+    b->Args({3000, 1, 2, 3, 1, 2, 50});
     for (int tethers : {1, 2})
-        b->Args({3000, 1, tethers, 0, 1, 2, 0, 100});
-    b->ArgNames({"k", "substeps", "tethers", "passes", "threads", "pinning", "columns", "bound10k"});
+        b->Args({3000, 1, tethers, 0, 1, 2, 100});
+    b->ArgNames({"k", "substeps", "tethers", "passes", "threads", "pinning", "bound10k"});
     b->Unit(benchmark::kMillisecond);
     b->Iterations(1);
 }

@@ -3,9 +3,9 @@
 
 #include <memory>
 
-#include <simdverlet/simulation.hpp>
+#include <simdverlet/core/simulation.hpp>
 #if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
+#    include <simdverlet/core/parallel/openmp.hpp>
 #endif
 
 namespace simdverlet::benchmarking

@@ -81,7 +81,7 @@ void BM_world_256(benchmark::State& bench)
          .pinned = [](int c, int r) { return r == 0 && (c == 0 || c == side - 1); },
          .position = [&](int c,
                          int r) { return Vec3<float>(spacing * float(c) - half, -20.0f, spacing * float(r) - half); }});
-    add_tethers(sim, cloth, TetherOptions<float>{});
+    add_tethers(sim, TethersOptions<float>{.cloth = cloth});
     add_self_collision(sim, SelfCollisionOptions<float>{.thickness = spacing});
     const auto ring = testing::torus<float>({0, 0, 0}, 40.0f, 15.0f, 100, 50);
     add_colliders(sim, {},

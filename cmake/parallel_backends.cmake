@@ -1,6 +1,6 @@
 # simdverlet_parallel_backends(<target>)
 #
-# The executor adapters include/simdverlet/parallel/openmp.hpp and parallel/tbb.hpp are only
+# The executor adapters include/simdverlet/core/parallel/openmp.hpp and tbb.hpp are only
 # compiled when a program includes them, so the library target itself never depends on OpenMP
 # or oneTBB. The project's own programs (tests, benchmarks, examples) link whichever of the two
 # is available and say so with compile definitions, always defined as 0 or 1:

@@ -64,12 +64,13 @@ int main(int argc, char** argv)
                                           }});
     // The top row follows the shoulders; the rest hangs from it.
     auto shoulders = sv::add_motion_constraints(
-        sim,
-        sv::MotionOptions<float>{.range = {.begin = cape.base(), .end = cape.base() + kWidth}, .max_distance = 0.0f});
+        sim, sv::MotionConstraintsOptions<float>{.range = {.begin = cape.base(), .end = cape.base() + kWidth},
+                                                 .max_distance = 0.0f});
     std::vector<std::size_t> top_row;
     for (int c = 0; c < kWidth; ++c)
         top_row.push_back(cape.index(c, 0));
-    const auto tethers = sv::add_tethers(sim, cape, sv::TetherOptions<float>{.anchors = top_row, .slack = 1.02f});
+    const auto tethers = sv::add_tethers(sim,
+                                         sv::TethersOptions<float>{.cloth = cape, .anchors = top_row, .slack = 1.02f});
     // The body, registered last: it has the last word over where the cape may be.
     auto body = sv::add_colliders(sim, {});
     auto& capsule = body.add(sv::CapsuleCollider<float>(

@@ -28,9 +28,9 @@ int main(int argc, char** argv)
         {
             const std::size_t i = std::size_t(r * n + c);
             if (c + 1 < n)
-                sim.constraints().connect(i, i + 1, spacing, 60.0f);
+                sim.connect(i, i + 1, spacing, 60.0f);
             if (r + 1 < n)
-                sim.constraints().connect(i, i + n, spacing, 60.0f);
+                sim.connect(i, i + n, spacing, 60.0f);
         }
 
     const sv::ContactMaterial<float> cloth_on_wood{.friction = 0.6f, .margin = 0.02f};

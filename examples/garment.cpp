@@ -26,7 +26,7 @@
 
 #include "garment.hpp"
 #if SIMDVERLET_HAVE_TINYOBJLOADER
-#    include <simdverlet/obj_mesh.hpp>
+#    include <simdverlet/io/obj_mesh.hpp>
 #endif
 
 namespace sv = simdverlet;

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include <simdverlet/triangle_mesh.hpp>
+#include <simdverlet/cloth/triangle_mesh.hpp>
 
 namespace garment
 {

@@ -8,10 +8,17 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# Runs one stage and says how long it took, so a slow CI run shows which stage grew.
+stage() {
+    local start=$SECONDS
+    "$@"
+    echo "test.sh: '$*' took $((SECONDS - start)) s"
+}
+
 bash scripts/install-deps.sh
-bash scripts/check-format.sh         # fails on any source clang-format would change
-cmake --workflow --preset ci
-cmake --workflow --preset ci-clang
-cmake --workflow --preset asan       # the tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang++)
-cmake --workflow --preset python     # the Python module and python/tests (pytest, Dask), /usr/bin/python3
-cmake --workflow --preset fuzz-smoke # 6000 seeded libFuzzer inputs over the whole simulation (clang)
+stage bash scripts/check-format.sh         # fails on any source clang-format would change
+stage cmake --workflow --preset ci
+stage cmake --workflow --preset ci-clang
+stage cmake --workflow --preset asan       # the tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang++)
+stage cmake --workflow --preset python     # the Python module and python/tests (pytest, Dask), /usr/bin/python3
+stage cmake --workflow --preset fuzz-smoke # 6000 seeded libFuzzer inputs over the whole simulation (clang)

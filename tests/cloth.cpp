@@ -108,8 +108,6 @@ TEST_CASE("curvature 0.05 barely moves the sheet, 20 moves it visibly, by its ow
     std::vector<double> gap;
     for (std::size_t n = 0; n < 4; ++n)
         gap.push_back(furthest_apart(sims[n], sims[0]));
-    std::printf("curvature 0.05 / 20 / 100: furthest particle from the sheet with none %.3g / %.3g / %.3g\n", gap[1],
-                gap[2], gap[3]);
     CHECK(gap[1] > 0.0);            // it does something
     CHECK(gap[1] < 0.01 * spacing); // a tiny fraction of a spacing
     CHECK(gap[2] > 0.5 * spacing);  // visibly
@@ -190,9 +188,6 @@ TEST_CASE("the lower half of a sheet cut across falls away with default curvatur
     const float gap = gap_above_row(cloth, 5);
     const double fell = lower_half_y() - cut_at;
     const double free_fall = double(stone.state().position(0).y());
-    std::printf("cut sheet with default curvature: the halves hang %.2f apart after 10 s; the lower half fell %.2f, "
-                "a lone particle %.2f\n",
-                gap, fell, free_fall);
     CHECK(gap > 10.0f); // the lower half falls
     // Freely: nothing across the cut holds it back, and nothing pushes it either.
     CHECK(std::abs(fell - free_fall) < 0.03 * free_fall);
@@ -210,7 +205,6 @@ TEST_CASE("a flat sheet cut across in zero gravity stays put: a cut edge is a fr
     for (int frame = 0; frame < 120; ++frame)
         sim.step({.iterations = 16});
     const float after = gap_above_row(cloth, 5);
-    std::printf("flat sheet cut in zero gravity: gap %.6f before, %.6f after 2 s\n", before, after);
     CHECK(std::abs(after - before) < 1e-5f);
     float moved = 0;
     for (int r = 0; r < cloth.height(); ++r)
@@ -282,9 +276,6 @@ TEST_CASE("grab_nearest carries a corner with far less strain than teleporting i
     for (int frame = 0; frame < 120; ++frame)
         b.step(guide_step<float>(16));
     const float lag = (followed.position(10, 11) - hand).norm();
-    std::printf("carry 4 units over 30 steps: peak strain teleported %.3f, grabbed %.3f (ratio %.2f); grabbed "
-                "particle travelled %.2f, %.2f from the hand 2 s later\n",
-                teleported, grabbed, grabbed / teleported, travelled, lag);
     // Measured: ratio 0.574, travelled 1.97, lag 0.40 (ClothOptions::grab_gains documents them).
     CHECK(grabbed < 0.65 * teleported);
     CHECK(travelled > 1.7f); // it does follow the hand
@@ -307,16 +298,39 @@ TEST_CASE("teleport arrives at rest or keeps its velocity, and pin and release",
     cloth.teleport(1, 1, {6, 6, 6});
     CHECK(sim.state().velocity(cloth.index(1, 1)) == Vec3<double>::Zero());
 
-    cloth.pin(0, 0);
-    CHECK(cloth.is_pinned(0, 0));
+    cloth.pin({0, 0});
+    CHECK(cloth.is_pinned({0, 0}));
     const Vec3<double> held = cloth.position(0, 0);
     for (int frame = 0; frame < 60; ++frame)
         sim.step({.gravity = {0, 2, 0}});
     CHECK(cloth.position(0, 0) == held);
-    cloth.pin(0, 0, false);
+    cloth.pin({0, 0}, false);
     CHECK(sim.state().inverse_mass(cloth.index(0, 0)) == 0.5); // back to 1 / mass
     sim.step({.gravity = {0, 2, 0}});
     CHECK(cloth.position(0, 0).y() > held.y()); // released, it falls
+}
+
+// pin(7, 0) would read as a cell and act on vertex 7: it must not compile.
+template <class C>
+concept PinsWithTwoInts = requires(C c)
+{
+    c.pin(7, 0);
+};
+static_assert(!PinsWithTwoInts<Cloth<float>>);
+
+TEST_CASE("A cell is pinned as {col, row} and a vertex by its index", "[cloth]")
+{
+    Simulation<float> sim;
+    auto cloth = add_cloth(sim, {.width = 8, .height = 2});
+    cloth.pin({7, 0});
+    CHECK(cloth.is_pinned(std::size_t(7)));
+    cloth.pin({0, 1});
+    CHECK(cloth.is_pinned(std::size_t(8))); // col 0 of row 1 is vertex 8
+    cloth.pin(7, false);
+    CHECK_FALSE(cloth.is_pinned({7, 0}));
+    CHECK(cloth.is_pinned({0, 1}));
+    cloth.pin(3);
+    CHECK(cloth.is_pinned({3, 0}));
 }
 
 TEST_CASE("lines() draws rows and columns from the indices", "[cloth]")

@@ -125,9 +125,13 @@ TEST_CASE("the fabric presets are valid materials whose bending rises silk, cott
     const std::vector<ClothMaterial<double>> fabrics = {ClothMaterial<double>::silk(), ClothMaterial<double>::cotton(),
                                                         ClothMaterial<double>::denim(),
                                                         ClothMaterial<double>::leather()};
+    const auto accepted = [](const ClothMaterial<double>& material) {
+        Simulation<double> sim;
+        return add_cloth(sim, {.width = 3, .height = 3, .material = material}).count() == 9;
+    };
     for (std::size_t k = 0; k < fabrics.size(); ++k)
     {
-        CHECK_NOTHROW(detail::check_material(fabrics[k], "preset"));
+        CHECK(accepted(fabrics[k]));
         const double length = std::cbrt(fabrics[k].bending / (fabrics[k].density * 9.81));
         CHECK(length > 0.01);
         CHECK(length < 0.06);
@@ -135,6 +139,6 @@ TEST_CASE("the fabric presets are valid materials whose bending rises silk, cott
             CHECK(fabrics[k].bending > fabrics[k - 1].bending);
     }
     const auto jersey = ClothMaterial<double>::jersey();
-    CHECK_NOTHROW(detail::check_material(jersey, "preset"));
+    CHECK(accepted(jersey));
     CHECK(jersey.stretch < ClothMaterial<double>::cotton().stretch / 5); // a knit gives
 }

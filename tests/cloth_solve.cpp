@@ -17,7 +17,7 @@
 #include "support.hpp"
 
 #if SIMDVERLET_HAVE_TINYOBJLOADER
-#    include <simdverlet/obj_mesh.hpp>
+#    include <simdverlet/io/obj_mesh.hpp>
 #endif
 
 namespace

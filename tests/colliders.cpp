@@ -114,9 +114,6 @@ TEST_CASE("a sheet dropped on a sphere with friction 0.6 stays, and with frictio
     };
     const auto [held_moved, held_contacts] = drop(0.6f);
     const auto [slid_moved, slid_contacts] = drop(0.0f);
-    std::printf("sheet on a sphere, last 200 of 600 frames: friction 0.6 moved %.3g (>= %d contacts), "
-                "friction 0 moved %.3g (%d contacts at the end)\n",
-                held_moved, held_contacts, slid_moved, slid_contacts);
     CHECK(held_moved < 0.05);    // a tenth of a spacing over 200 frames: at rest
     CHECK(held_contacts >= 120); // and lying on the sphere, every frame
     CHECK(slid_moved > 1.0);     // two spacings and more: sliding off
@@ -194,9 +191,6 @@ TEST_CASE(
     };
     const auto [held_moved, held_y, held_contacts] = drape(0.6f);
     const auto [slid_moved, slid_y, slid_contacts] = drape(0.0f);
-    std::printf("sheet on a ball half its width, 4 s after settling: friction 0.6 moved %.3g (>= %d contacts), "
-                "friction 0 moved %.3g (%d contacts at the end), centre at y %.3g\n",
-                held_moved, held_contacts, slid_moved, slid_contacts, slid_y);
     CHECK(held_moved < 1e-3);
     CHECK(held_contacts >= 120); // lying on the ball every frame
     CHECK(held_y < 2.9);         // above the ball's centre, not fallen past it
@@ -268,7 +262,6 @@ TEST_CASE("a particle in the crease of a sphere and a floor settles onto both af
     };
     const auto [sphere_1, floor_1] = settle(1);
     const auto [sphere_2, floor_2] = settle(2);
-    std::printf("crease: one relaxation leaves %.3g inside the sphere, two leave %.3g\n", sphere_1, sphere_2);
     CHECK(sphere_1 > 3e-4);
     CHECK(std::abs(sphere_2) < 1.5e-4);
     CHECK(std::abs(floor_2) < 1.5e-4);
@@ -306,7 +299,6 @@ TEST_CASE("a penalty force in place of a projection either sinks through or laun
     auto projected = flat_sheet<float>();
     add_colliders(projected, {}, SphereCollider<float>({.center = centre, .radius = radius}, {.friction = 0.6f}));
     const Outcome reference = measure(projected);
-    std::printf("projection: deepest %.3g, fastest %.3g units/s\n", reference.deepest, reference.fastest);
     CHECK(reference.deepest < 1e-3);
 
     const double spacing = 0.5;
@@ -330,11 +322,6 @@ TEST_CASE("a penalty force in place of a projection either sinks through or laun
         const Outcome o = measure(sim);
         const bool sinks = o.deepest > spacing / 10;
         const bool launched = o.fastest > 2 * reference.fastest;
-        std::printf("penalty k = %6.0f: deepest %.3g, fastest %.3g units/s -> %s\n", double(k), o.deepest, o.fastest,
-                    sinks && launched ? "sinks and launches"
-                    : sinks           ? "sinks"
-                    : launched        ? "launches"
-                                      : "holds");
         CHECK((sinks || launched));
         if (k == 60.0f)
             CHECK(o.deepest > spacing / 2); // at the cloth's own stiffness it sinks half a spacing

@@ -4,10 +4,10 @@
 
 using namespace simdverlet;
 
-TEST_CASE("connect spends one free slot on each side and writes both directions", "[constraints]")
+TEST_CASE("connect_within_layer spends one free slot on each side and writes both directions", "[constraints]")
 {
     DirectedConstraints4<float> k(3);
-    const auto [si, sj] = k.connect(0, 2, 1.5f, 60.0f);
+    const auto [si, sj] = k.connect_within_layer(0, 2, 1.5f, 60.0f);
     CHECK(si == 0);
     CHECK(sj == 0);
     for (const auto& [from, to] : {std::pair{0, 2}, std::pair{2, 0}})
@@ -24,7 +24,7 @@ TEST_CASE("connect spends one free slot on each side and writes both directions"
     CHECK(k.slot_to(2, 0) == 0);
     CHECK(k.slot_to(0, 2) == 0);
     // The next connection takes the next free slot: 1 on particle 0, 0 on particle 1.
-    const auto [si2, sj2] = k.connect(0, 1, 0.5f, 30.0f);
+    const auto [si2, sj2] = k.connect_within_layer(0, 1, 0.5f, 30.0f);
     CHECK(si2 == 1);
     CHECK(sj2 == 0);
     CHECK(k.neighbour(0, 0) == 2); // the first connection is untouched
@@ -42,7 +42,7 @@ TEST_CASE("a slot is live only with a neighbour and non-zero stiffness, and a sw
     CHECK_FALSE(k.live(0, 3));
     CHECK(k.live_count(0) == 3);
     CHECK_FALSE(k.free_slot(0).has_value()); // slot 3 still names a neighbour: not free
-    CHECK_THROWS_AS(k.connect(0, 1, 1.0, 1.0), std::logic_error);
+    CHECK_THROWS_AS(k.connect_within_layer(0, 1, 1.0, 1.0), std::logic_error);
     k.set_stiffness(0, 3, 5.0);
     CHECK(k.live(0, 3));
     CHECK(k.live_count(0) == 4);
@@ -58,12 +58,12 @@ TEST_CASE("a particle with four slots taken cannot be connected, and nothing is 
 {
     DirectedConstraints4<float> k(6);
     for (int j = 1; j <= 4; ++j)
-        k.connect(0, std::size_t(j), 1.0f, 1.0f);
+        k.connect_within_layer(0, std::size_t(j), 1.0f, 1.0f);
     const auto before = k;
     try
     {
-        k.connect(5, 0, 1.0f, 1.0f);
-        FAIL("connect should have thrown");
+        k.connect_within_layer(5, 0, 1.0f, 1.0f);
+        FAIL("connect_within_layer should have thrown");
     }
     catch (const std::logic_error& e)
     {
@@ -76,10 +76,10 @@ TEST_CASE("a particle with four slots taken cannot be connected, and nothing is 
 TEST_CASE("compaction clears slots that pointed at a removed particle and renumbers the rest", "[constraints]")
 {
     DirectedConstraints4<float> k(5);
-    k.connect(0, 1, 1.0f, 1.0f);
-    k.connect(1, 2, 1.0f, 1.0f);
-    k.connect(2, 3, 1.0f, 2.0f);
-    k.connect(3, 4, 1.0f, 3.0f);
+    k.connect_within_layer(0, 1, 1.0f, 1.0f);
+    k.connect_within_layer(1, 2, 1.0f, 1.0f);
+    k.connect_within_layer(2, 3, 1.0f, 2.0f);
+    k.connect_within_layer(3, 4, 1.0f, 3.0f);
     // remove particle 2: 0 1 _ 3 4 -> 0 1 2 3
     k.compact({0, 1, -1, 2, 3}, 4);
     REQUIRE(k.size() == 4);

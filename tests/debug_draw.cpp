@@ -12,9 +12,9 @@ TEST_CASE("a symmetric pair is drawn once and a one-way constraint by its owner"
     for (int i = 0; i < 4; ++i)
         sim.add_particle({float(i), 0, 0});
     auto& k = sim.constraints();
-    k.connect(0, 1, 1.0f, 1.0f);     // a pair: one segment
-    k.set_slot(3, 0, 2, 1.0f, 1.0f); // one-way 3 -> 2, owner above its neighbour: still drawn
-    k.set_slot(1, 3, 2, 1.0f, 0.0f); // not live: nothing
+    k.connect_within_layer(0, 1, 1.0f, 1.0f); // a pair: one segment
+    k.set_slot(3, 0, 2, 1.0f, 1.0f);          // one-way 3 -> 2, owner above its neighbour: still drawn
+    k.set_slot(1, 3, 2, 1.0f, 0.0f);          // not live: nothing
     const auto g = debug_lines(sim);
     CHECK(g.count(SegmentKind::spring) == 1);
     CHECK(g.count(SegmentKind::one_way) == 1);

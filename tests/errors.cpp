@@ -80,7 +80,7 @@ Orphans orphans()
     o.world.emplace(sim);
     Simulation<float> bare;
     bare.add_particle({0, 0, 0});
-    o.pid = bare.add_pid_position_controller(0, {0, 0, 0});
+    o.pid = add_pid_controller(bare, {.particle = 0, .target = {0, 0, 0}});
     return o;
 }
 
@@ -149,12 +149,11 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
          "particle 7"},
         {"NaN stiffness", [](Scene& x) { x.sim.constraints().set_slot(3, 0, 4, 0.5f, kNaN); }, Kind::invalid_argument,
          "NaN"},
-        {"negative stiffness", [](Scene& x) { x.sim.constraints().connect(2, 90, 0.5f, -3.0f); },
-         Kind::invalid_argument, "-3"},
-        {"NaN rest length", [](Scene& x) { x.sim.constraints().connect(2, 90, kNaN, 1.0f); }, Kind::invalid_argument,
-         "NaN"},
-        {"connect with no free slot", [](Scene& x) { x.sim.constraints().connect(25, 205, 0.5f, 1.0f); },
-         Kind::logic_error, "particle 25"},
+        {"negative stiffness", [](Scene& x) { x.sim.connect(2, 90, 0.5f, -3.0f); }, Kind::invalid_argument, "-3"},
+        {"NaN rest length", [](Scene& x) { x.sim.connect(2, 90, kNaN, 1.0f); }, Kind::invalid_argument, "NaN"},
+        {"connect_within_layer with no free slot",
+         [](Scene& x) { x.sim.constraints().connect_within_layer(25, 205, 0.5f, 1.0f); }, Kind::logic_error,
+         "particle 25"},
         {"self-collision with a NaN thickness",
          [](Scene& x) { add_self_collision(x.sim, SelfCollisionOptions<float>{.thickness = kNaN}); },
          Kind::invalid_argument, "thickness must be finite and > 0, got NaN"},
@@ -209,12 +208,12 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
          Kind::out_of_range, "particle 300"},
         {"PID on a missing particle",
          [](Scene& x) {
-             x.sim.add_pid_position_controller(250, {0, 0, 0});
+             add_pid_controller(x.sim, {.particle = 250, .target = {0, 0, 0}});
          },
          Kind::out_of_range, "particle 250"},
         {"PID with a negative gain",
          [](Scene& x) {
-             x.sim.add_pid_position_controller(5, {0, 0, 0}, {.kp = -1.0f});
+             add_pid_controller(x.sim, {.particle = 5, .target = {0, 0, 0}, .gains = {.kp = -1.0f}});
          },
          Kind::invalid_argument, "-1"},
 
@@ -252,7 +251,10 @@ TEST_CASE("every documented bad input throws, names the value and changes nothin
 
         // A handle whose simulation was destroyed names itself; the scene's live simulation is
         // never touched in its place.
-        {"a cloth pinned after its simulation was destroyed", [](Scene&) { orphans().world->cloth.pin(0, 0); },
+        {"a cloth pinned after its simulation was destroyed",
+         [](Scene&) {
+             orphans().world->cloth.pin({0, 0});
+         },
          Kind::logic_error, "cloth 'cloth@0'" + kDestroyed},
         {"a cloth grabbed after its simulation was destroyed",
          [](Scene&) {

@@ -74,28 +74,21 @@ std::vector<StageUnderTest> every_stage()
          }},
         {"tethers 'tethers@cloth@0'", projection("tethers@cloth@0"),
          [](Simulation<float>& sim, Cloth<float>& cloth, Act& act, Ask& removed, Ask& remove) {
-             auto h = add_tethers(sim, cloth, TetherOptions<float>{});
+             auto h = add_tethers(sim, TethersOptions<float>{.cloth = cloth});
              act = [h]() mutable { h.set_slack(1.1f); };
              removed = [h] { return h.removed(); };
              remove = [h]() mutable { return h.remove(); };
          }},
         {"strain limit 'strain_limit@cloth@0'", projection("strain_limit@cloth@0"),
          [](Simulation<float>& sim, Cloth<float>& cloth, Act& act, Ask& removed, Ask& remove) {
-             auto h = add_strain_limit(sim, cloth);
+             auto h = add_strain_limit(sim, {.cloth = cloth});
              act = [h]() mutable { h.set_passes(3); };
-             removed = [h] { return h.removed(); };
-             remove = [h]() mutable { return h.remove(); };
-         }},
-        {"column limit 'column_limit@cloth@0'", projection("column_limit@cloth@0"),
-         [](Simulation<float>& sim, Cloth<float>& cloth, Act& act, Ask& removed, Ask& remove) {
-             auto h = add_column_limit(sim, cloth);
-             act = [h]() mutable { h.set_solves(2); };
              removed = [h] { return h.removed(); };
              remove = [h]() mutable { return h.remove(); };
          }},
         {"motion constraints 'motion'", projection("motion"),
          [](Simulation<float>& sim, Cloth<float>&, Act& act, Ask& removed, Ask& remove) {
-             auto h = add_motion_constraints(sim, MotionOptions<float>{.max_distance = 0.1f});
+             auto h = add_motion_constraints(sim, MotionConstraintsOptions<float>{.max_distance = 0.1f});
              act = [h]() mutable { h.set_max_distance(0.2f); };
              removed = [h] { return h.removed(); };
              remove = [h]() mutable { return h.remove(); };
@@ -140,15 +133,15 @@ TEST_CASE("a second stage under a name that exists is refused naming it, and the
                            {.width = 6, .height = 6, .pinned = [](int, int r) { return r == 0; }, .name = "shirt"});
     auto skirt = add_cloth(sim,
                            {.width = 6, .height = 6, .pinned = [](int, int r) { return r == 0; }, .name = "skirt"});
-    const auto first = add_tethers(sim, shirt, {});
-    const auto second = add_tethers(sim, skirt, {});
+    const auto first = add_tethers(sim, {.cloth = shirt});
+    const auto second = add_tethers(sim, {.cloth = skirt});
     CHECK(first.name() == "tethers@shirt");
     CHECK(second.name() == "tethers@skirt");
     CHECK_FALSE(first.removed());
 
     // The same cloth twice: refused, naming the stage, with nothing registered or replaced.
     const auto stages = sim.position_projections().names();
-    CHECK_THROWS_WITH(add_tethers(sim, shirt, {.slack = 1.1f}),
+    CHECK_THROWS_WITH(add_tethers(sim, {.cloth = shirt, .slack = 1.1f}),
                       Catch::Matchers::ContainsSubstring("'tethers@shirt' is registered already"));
     CHECK(sim.position_projections().names() == stages);
     CHECK(first.slack() == 1.0f);
@@ -179,7 +172,7 @@ TEST_CASE("a removed cloth or strand refuses to act, naming itself, and still re
     CHECK(rope.removed());
     CHECK_FALSE(cloth.remove());
     CHECK_FALSE(rope.remove());
-    CHECK_THROWS_WITH(cloth.pin(0, 0), "simdverlet: cloth 'cloth@0' was removed");
+    CHECK_THROWS_WITH(cloth.pin({0, 0}), "simdverlet: cloth 'cloth@0' was removed");
     CHECK_THROWS_WITH(rope.attach_to(0, 0), "simdverlet: strand 'strand@16' was removed");
     CHECK(cloth.index(3, 3) == 15); // the particles stay, and the handle still says where
     CHECK(rope.end() == 21);
@@ -202,7 +195,6 @@ TEST_CASE("a default-constructed handle reads as removed, reports nothing and re
 {
     check_unset_stage(Tethers<float>{});
     check_unset_stage(StrainLimit<float>{});
-    check_unset_stage(ColumnLimit<float>{});
     check_unset_stage(MotionConstraints<float>{});
     check_unset_stage(SelfCollision<float>{});
     check_unset_stage(Tearing<float>{});
@@ -221,13 +213,13 @@ TEST_CASE("a default-constructed handle reads as removed, reports nothing and re
     CHECK(cloth.count() == 0);
     CHECK_FALSE(cloth.is_grid());
     CHECK_THROWS_WITH(cloth.pin(std::size_t(0)), "simdverlet: this cloth handle was never given a cloth");
-    CHECK_THROWS_WITH(cloth.pin(0, 0), "simdverlet: this cloth handle was never given a cloth");
+    CHECK_THROWS_WITH(cloth.pin({0, 0}), "simdverlet: this cloth handle was never given a cloth");
     CHECK_FALSE(cloth.remove());
     CHECK_FALSE(cloth.release());
     // A stage given it refuses it as not its simulation's.
     Simulation<float> sim;
     add_cloth(sim, {});
-    CHECK_THROWS_AS(add_tethers(sim, cloth, {}), std::invalid_argument);
+    CHECK_THROWS_AS(add_tethers(sim, {.cloth = cloth}), std::invalid_argument);
     CHECK(sim.position_projections().empty());
 
     Strand<float> rope;
@@ -241,7 +233,7 @@ TEST_CASE("a removed PID controller says so and refuses to act, naming itself", 
 {
     Simulation<float> sim;
     sim.add_particle({0, 0, 0});
-    auto pid = sim.add_pid_position_controller(0, {1, 0, 0});
+    auto pid = add_pid_controller(sim, {.particle = 0, .target = {1, 0, 0}});
     CHECK_FALSE(pid.removed());
     CHECK(pid.remove());
     CHECK(pid.removed());

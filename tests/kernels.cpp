@@ -190,8 +190,6 @@ TEMPLATE_TEST_CASE("the solve matches literal passes over unchanged positions to
                     worst = std::max(worst, gap / unit);
             }
         }
-        std::printf("%s, %d iterations: the solve is within %.2f roundings of the literal passes (tolerance %d)\n",
-                    std::is_same_v<T, float> ? "float" : "double", iterations, worst, 4 * iterations + 4);
         INFO("iterations " << iterations);
         CHECK(worst <= 4.0 * iterations + 4.0);
         CHECK(same_accumulators(fast.state(), fast_scalar.state())); // the twins stay bitwise

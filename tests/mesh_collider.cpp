@@ -156,8 +156,6 @@ TEST_CASE("a particle within reach of a mesh ends exactly at the reach from it: 
         else
             CHECK(after == before[i]); // out of reach: untouched
     }
-    std::printf("mesh reach: %d of 2000 within reach, %d contacts, worst |distance - reach| %.3g\n", expected, contacts,
-                worst);
     CHECK(contacts == expected);
     CHECK(expected > 500);
     CHECK(worst < 1e-9);
@@ -197,8 +195,6 @@ TEST_CASE("a particle on a tilted mesh stays exactly put while tan(theta) <= fri
     const double slid = slide_on_mesh_incline(35, 0.5, 60);         // 1 s
     const double theta = 35 * std::numbers::pi / 180.0;
     const double expected = 0.5 * 9.81 * (std::sin(theta) - 0.5 * std::cos(theta));
-    std::printf("mesh incline: 20 deg moved %.3g, 26 deg %.3g in 10 s; 35 deg %.4g in 1 s (expected %.4g)\n", held,
-                at_limit, slid, expected);
     CHECK(held < 1e-12);
     CHECK(at_limit < 1e-12);
     CHECK(slid == Approx(expected).epsilon(0.03));
@@ -229,9 +225,6 @@ TEST_CASE("a sheet dropped on an icosphere mesh rests where it rests on the anal
     const auto [mesh_centroid, mesh_closest,
                 mesh_contacts] = settle(collider_of(ball, 0.1f, false, {.friction = 0.6f}));
     const double apart = (mesh_centroid - sphere_centroid).norm();
-    std::printf("sheet on a sphere vs an icosphere mesh: centroids %.3g apart (%.2g %% of the radius); closest "
-                "particle %.4g vs %.4g from the centre; %d vs %d contacts\n",
-                apart, 100 * apart / radius, mesh_closest, sphere_closest, mesh_contacts, sphere_contacts);
     CHECK(apart < 0.03 * radius);
     CHECK(mesh_closest > radius * (1 - 0.004) + 0.1 - 0.01); // on the facets, not through them
     CHECK(mesh_contacts >= sphere_contacts / 2);
@@ -292,9 +285,6 @@ TEST_CASE("particles fired at a thin two-triangle wall at up to 600 units a seco
     };
     const auto [crossed, contacts, count] = fire(true);
     const auto [crossed_freely, unused, same_count] = fire(false);
-    std::printf("wall, %s, %d substeps: %d particle-frames on the far side with the wall, %d without; %zu "
-                "particles\n",
-                name_of(detection), substeps, crossed, crossed_freely, count);
     CHECK(crossed == 0);
     CHECK(crossed_freely >= int(count) * 2); // without it every particle is through within 3 frames
     (void)unused;
@@ -349,9 +339,6 @@ TEST_CASE("an animated box mesh sweeping across a floor pushes a sheet ahead of 
     const auto [inside, rearmost] = run(true);
     const auto [inside_rebuilt, rearmost_rebuilt] = run(false);
     const float front = -1.2f + 0.05f * 60 + 1.0f; // the box's leading face at the end: x = 2.8
-    std::printf("box sweep: %d particle-frames inside the swept box, rearmost particle x %.3g (front face %.3g); "
-                "rebuilt each frame: %d inside, rearmost %.3g\n",
-                inside, rearmost, front, inside_rebuilt, rearmost_rebuilt);
     CHECK(inside == 0);
     CHECK(rearmost > front); // every particle pushed ahead of the box, none left behind it
     CHECK(inside_rebuilt > 0);
@@ -554,8 +541,6 @@ TEST_CASE("beads sliding over a bumpy mesh take the scalar twin's bits, in tiles
         float lowest = 1e9f;
         for (std::size_t i = 0; i < vector.size(); ++i)
             lowest = std::min(lowest, float(distance_to_mesh(vector.state().position(i), terrain)));
-        std::printf("sliding beads, %s: nearest bead %.4f from the terrain\n", tiles ? "tiles" : "runs",
-                    double(lowest));
         CHECK(lowest > 0.099f);
     }
 }
@@ -624,7 +609,6 @@ TEST_CASE("beads shaken by a stage before the collider take the scalar twin's bi
     float nearest = 1e9f;
     for (std::size_t i = 0; i < runs.first.size(); ++i)
         nearest = std::min(nearest, float(distance_to_mesh(runs.first.state().position(i), terrain)));
-    std::printf("shaken beads: nearest %.4f from the terrain\n", double(nearest));
     CHECK(nearest > 0.099f);
 }
 
@@ -714,8 +698,6 @@ TEST_CASE("a particle turned toward a wall in the middle of a call is planned ag
             stopped += frame == 2 && std::abs(x - 0.01f) < 1e-3f ? 1 : 0;
         }
     }
-    std::printf("turned mid-call: %d particle-frames through the wall, %d of %zu held at its thickness\n", crossed,
-                stopped, sim.size());
     CHECK(crossed == 0);
     CHECK(stopped == int(sim.size())); // every one reached the wall and was held at the thickness
     CHECK(world.contacts() >= int(sim.size()));
@@ -763,9 +745,6 @@ TEST_CASE("a sheet resting on a torus mesh moves per call as it moves per subste
         worst = std::max(worst, d);
         mean += d / double(exact.size());
     }
-    std::printf("torus drape, per call vs per substep: largest difference %.3g (%.2g of the thickness), mean %.3g; "
-                "%d vs %d contacts\n",
-                worst, worst / thickness, mean, planned_contacts, exact_contacts);
     CHECK(worst < 0.02 * thickness);
     CHECK(mean < 0.001 * thickness);
     CHECK(planned_contacts > 300);
@@ -840,10 +819,6 @@ TEST_CASE("a particle going over a sharp ridge per call leaves it at most one ca
             const Vec3<double> launch_gap = (planned.path[f] - planned.path[f - 1]) -
                                             (exact.path[f] - exact.path[f - 1]);
             const double dv = launch_gap.norm() / dt;
-            std::printf("ridge %2.0f deg at %4.1f u/s: flights differ by %.4g u/s (g dt %.4g), %.2g thickness apart "
-                        "two frames over; closest %.4g / %.4g (per call / per substep)\n",
-                        degrees, speed, dv, g * dt, (planned.path[f] - exact.path[f]).norm() / thickness,
-                        planned.closest, exact.closest);
             CHECK(dv <= g * dt);
             CHECK(dv > 0); // the plane did hold it: the two modes differ
             CHECK(planned.closest >= thickness * (1 - 1e-9));
@@ -896,9 +871,6 @@ TEST_CASE("beads sliding into a concave crease per call keep three quarters of t
             apart = std::max(apart, (planned.position(i) - exact.position(i)).norm());
             from_crease = std::max(from_crease, std::abs(planned.position(i).x()));
         }
-        std::printf("valley of %g degrees: nearest bead %.4f (per substep %.4f) of thickness %.2f; settled %.2g "
-                    "apart, within %.2g of the crease\n",
-                    degrees, planned_closest, exact_closest, thickness, apart, from_crease);
         CHECK(planned_closest >= 0.75 * thickness - 1e-9);
         // Tested per substep, a bead in the crease is pushed out of one slope, then the other, once
         // each: it may end a hair inside the first (a set's relaxations take that out).
@@ -958,10 +930,6 @@ TEST_CASE("a particle pushed within its tile but out of its run's box above a ri
     const auto runs = drop(true, false);
     const auto tiles = drop(true, true);
     const auto scalar = drop(false, false);
-    std::printf("pushed particle: runs (%.9f, %.9f), tiles (%.9f, %.9f), scalar (%.9f, %.9f)\n",
-                double(runs.state().position(pushed).x()), double(runs.state().position(pushed).y()),
-                double(tiles.state().position(pushed).x()), double(tiles.state().position(pushed).y()),
-                double(scalar.state().position(pushed).x()), double(scalar.state().position(pushed).y()));
     CHECK(same_positions(runs, scalar));
     CHECK(same_positions(tiles, scalar));
     // It reached the ridge and was held at the reach.
@@ -1030,8 +998,6 @@ TEST_CASE("a garment on a walking body mesh never ends a call inside it, at 6 su
             inside += behind_all ? 1 : 0;
         }
     }
-    std::printf("walking body, %s: %d particle-calls inside it, %d contacts over 240 frames\n", name_of(detection),
-                inside, contacts);
     // Per substep, a particle pulled deeper into a one-sided mesh than the reach within one
     // substep is not seen by the closest-point test: in this scene a couple do. A plane holds
     // at any depth.

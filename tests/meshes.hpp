@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <simdverlet/mesh_collider.hpp>
+#include <simdverlet/collision/mesh_collider.hpp>
 
 namespace simdverlet::testing
 {

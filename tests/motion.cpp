@@ -62,7 +62,7 @@ TEST_CASE("a free sheet whose targets circle every frame stays within max_distan
           "[motion]")
 {
     CirclingTargets<float> held, free;
-    auto motion = add_motion_constraints(held.sim, MotionOptions<float>{.max_distance = 0.1f});
+    auto motion = add_motion_constraints(held.sim, MotionConstraintsOptions<float>{.max_distance = 0.1f});
     float worst = 0, worst_free = 0;
     for (int f = 1; f <= 240; ++f)
     {
@@ -82,7 +82,7 @@ TEST_CASE("a free sheet whose targets circle every frame stays within max_distan
 TEST_CASE("max_distance 0 glues particles to their targets", "[motion]")
 {
     CirclingTargets<float> held;
-    auto motion = add_motion_constraints(held.sim, MotionOptions<float>{.range = {.begin = 0, .end = 16}});
+    auto motion = add_motion_constraints(held.sim, MotionConstraintsOptions<float>{.range = {.begin = 0, .end = 16}});
     const auto targets = held.targets(7), up = held.up();
     motion.set_targets(std::span(targets).first(16), std::span(up).first(16));
     held.sim.step(CirclingTargets<float>::step());
@@ -101,8 +101,8 @@ TEST_CASE("a backstop keeps the cloth outside a sphere behind its targets, where
     const auto run = [](float backstop_radius) {
         CirclingTargets<float> scene;
         auto motion = add_motion_constraints(
-            scene.sim,
-            MotionOptions<float>{.max_distance = 0.3f, .backstop_radius = backstop_radius, .backstop_distance = 0.05f});
+            scene.sim, MotionConstraintsOptions<float>{
+                           .max_distance = 0.3f, .backstop_radius = backstop_radius, .backstop_distance = 0.05f});
         motion.set_targets(scene.layout, scene.up());
         float deepest = 0; // how far below the targets' surface (y = 0) any particle went
         for (int f = 0; f < 120; ++f)
@@ -125,7 +125,8 @@ TEMPLATE_TEST_CASE("motion constraints give the same bits vector or scalar, and 
     REQUIRE(simd::kLanes<TestType> > 1);
     const auto run = [](auto configure) {
         CirclingTargets<TestType> scene;
-        auto motion = add_motion_constraints(scene.sim, MotionOptions<TestType>{.range = {.begin = 3, .end = 250},
+        auto motion = add_motion_constraints(scene.sim,
+                                             MotionConstraintsOptions<TestType>{.range = {.begin = 3, .end = 250},
                                                                                 .max_distance = TestType(0.05),
                                                                                 .backstop_radius = TestType(0.5)});
         configure(scene.sim);
@@ -150,12 +151,12 @@ TEST_CASE("a restored sheet under motion constraints steps on to the same bits, 
             s.sim.step(CirclingTargets<float>::step());
     };
     CirclingTargets<float> straight;
-    auto a = add_motion_constraints(straight.sim, MotionOptions<float>{.max_distance = 0.1f});
+    auto a = add_motion_constraints(straight.sim, MotionConstraintsOptions<float>{.max_distance = 0.1f});
     a.set_targets(straight.targets(10), straight.up());
     frames(straight, 0, 40);
 
     CirclingTargets<float> interrupted;
-    auto b = add_motion_constraints(interrupted.sim, MotionOptions<float>{.max_distance = 0.1f});
+    auto b = add_motion_constraints(interrupted.sim, MotionConstraintsOptions<float>{.max_distance = 0.1f});
     b.set_targets(interrupted.targets(10), interrupted.up());
     frames(interrupted, 0, 20);
     const auto at_20 = snapshot(interrupted.sim);
@@ -170,7 +171,7 @@ TEST_CASE("a restored sheet under motion constraints steps on to the same bits, 
     CHECK(interrupted.sim.state() == straight.sim.state());
 
     CirclingTargets<float> fresh;
-    add_motion_constraints(fresh.sim, MotionOptions<float>{});
+    add_motion_constraints(fresh.sim, MotionConstraintsOptions<float>{});
     std::istringstream in(out.str(), std::ios::binary);
     load(fresh.sim, in);
     frames(fresh, 20, 40);
@@ -183,7 +184,7 @@ TEST_CASE("motion constraints refuse bad input, naming it, and leave the simulat
     CirclingTargets<float> scene;
     scene.sim.add_position_projection("taken", [](State3<float>&, float) {}); // a name in use
     const auto stages = scene.sim.position_projections().names();
-    const auto refused = [&](ParticleRange range, MotionOptions<float> options, const std::string& text) {
+    const auto refused = [&](ParticleRange range, MotionConstraintsOptions<float> options, const std::string& text) {
         options.range = range;
         CHECK_THROWS_WITH(add_motion_constraints(scene.sim, options), ContainsSubstring(text));
         CHECK(scene.sim.position_projections().names() == stages);
@@ -197,8 +198,8 @@ TEST_CASE("motion constraints refuse bad input, naming it, and leave the simulat
     refused({.begin = 5, .end = 5}, {}, "non-empty range");
     refused({}, {.name = "taken"}, "'taken' is registered already");
 
-    auto motion = add_motion_constraints(scene.sim,
-                                         MotionOptions<float>{.range = {.begin = 0, .end = 4}, .max_distance = 0.2f});
+    auto motion = add_motion_constraints(
+        scene.sim, MotionConstraintsOptions<float>{.range = {.begin = 0, .end = 4}, .max_distance = 0.2f});
     const std::vector<Vec3<float>> four(4, Vec3<float>(1, 2, 3)), three(3, Vec3<float>(1, 2, 3));
     std::vector<Vec3<float>> bad = four;
     bad[2].y() = nan;
@@ -226,12 +227,13 @@ TEST_CASE("motion constraints protect their range from renumbering until they ar
     Simulation<float> sim;
     for (int i = 0; i < 6; ++i)
         sim.add_particle({float(i), 0, 0});
-    auto motion = add_motion_constraints(sim, MotionOptions<float>{.range = {.begin = 3, .end = 5}, .name = "hands"});
+    auto motion = add_motion_constraints(
+        sim, MotionConstraintsOptions<float>{.range = {.begin = 3, .end = 5}, .name = "hands"});
     CHECK_THROWS_WITH(sim.queue_remove(1), ContainsSubstring("below motion constraints 'hands' [3, 5)"));
     CHECK_THROWS_WITH(sim.queue_remove(4), ContainsSubstring("inside motion constraints 'hands'"));
     sim.queue_remove(5); // above the range: nothing in it is renumbered
     CHECK_THROWS_WITH(
-        add_motion_constraints(sim, MotionOptions<float>{.range = {.begin = 0, .end = 2}, .name = "feet"}),
+        add_motion_constraints(sim, MotionConstraintsOptions<float>{.range = {.begin = 0, .end = 2}, .name = "feet"}),
         ContainsSubstring("removals are queued"));
     CHECK(motion.remove());
     sim.queue_remove(1);

@@ -60,7 +60,6 @@ TEST_CASE("reorder brings a shuffled sheet's springs together in memory and chan
         const double before = mean_index_gap(sorted);
         const auto new_index = reorder(sorted);
         const double after = mean_index_gap(sorted);
-        std::printf("reorder: mean index gap of a spring %.1f before, %.1f after\n", before, after);
         CHECK(after < before / 10);
         std::vector<std::size_t> seen(new_index);
         std::sort(seen.begin(), seen.end());

@@ -14,7 +14,7 @@
 #include "support.hpp"
 
 #if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
+#    include <simdverlet/core/parallel/openmp.hpp>
 #endif
 
 namespace simdverlet::testing

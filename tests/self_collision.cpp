@@ -322,9 +322,6 @@ TEST_CASE("thin sheets piled on a floor never cross each other's triangles and r
     const auto [crossings, gap] = run(true);
     const auto [crossings_without, gap_without] = run(false);
     const float thickness = ThinPileScene<float>::kThickness;
-    std::printf("thin pile on a floor: %d crossings with triangle contacts, %d without; closest layer gap at rest "
-                "%.3f x thickness, without %.3f\n",
-                crossings, crossings_without, double(gap / thickness), double(gap_without / thickness));
     CHECK(crossings == 0);
     CHECK(gap >= 0.9f * thickness);
     CHECK(gap < ThinPileScene<float>::kSpacing); // the sheets do lie in a pile
@@ -482,9 +479,6 @@ TEST_CASE("a thin skirt on a walking body never passes a particle through its ow
     };
     const int crossings = walk(true);
     const int without = walk(false);
-    std::printf("walking skirt, crossings of its own triangles: %d with triangle contacts, %d with the particle "
-                "pairs alone\n",
-                crossings, without);
     CHECK(crossings == 0);
     CHECK(without > 1000);
 }
@@ -519,8 +513,6 @@ TEST_CASE("a soft sheet crumpling onto a floor keeps its far particles 0.84 x th
         return closest;
     };
     const float with = run(true), without = run(false);
-    std::printf("soft 28 x 28 crumple, closest far pair: %.3f x thickness with triangle contacts, %.3f without\n",
-                double(with / 0.1f), double(without / 0.1f));
     CHECK(with >= 0.084f);   // measured 0.0850
     CHECK(without >= 0.07f); // measured 0.079
 }
@@ -556,9 +548,6 @@ TEST_CASE("two sheets on a ball with their triangles: pairs never nearer than 0.
     };
     const auto [closest, gap] = run(true);
     const auto [closest_without, gap_without] = run(false);
-    std::printf("two sheets on a ball, x thickness: closest pair %.3f with triangle contacts, %.3f without; closest "
-                "gap over a triangle at the end %.3f with, %.3f without\n",
-                double(closest / 0.1f), double(closest_without / 0.1f), double(gap / 0.1f), double(gap_without / 0.1f));
     CHECK(closest >= 0.09f);
     // Asked for: 0.9 x thickness over the triangles too. Measured 0.61 x at the worst particle;
     // with the particles alone the top sheet sinks into the lower one's squares (0.12 x).
@@ -764,7 +753,7 @@ TEST_CASE("a candidate list outlives a fast particle until it meets one it was n
             sim.state().set_velocity(bead, {0.0f, 0.02f, 0.0f}); // per substep, toward the sheet at y = 0
             for (int c = 0; c < 16; c += 5)
                 for (int r = 0; r < 16; r += 5)
-                    sheet.pin(c, r);
+                    sheet.pin({c, r});
             const auto self = add_self_collision(sim, SelfCollisionOptions<float>{.thickness = 0.1f});
             if (cut)
             {
@@ -786,10 +775,6 @@ TEST_CASE("a candidate list outlives a fast particle until it meets one it was n
                     closest = std::min(closest, (sim.state().position(sheet.base() + i) - b).norm());
             }
             const float below = sheet.position(7, 8).y() - sim.state().position(bead).y();
-            std::printf("falling bead, vectorized %d, cut %d: %llu builds while it fell from -2 to -0.5, %llu in all; "
-                        "closest to the sheet %.4f; it ends %.4f on its side of the particle under it\n",
-                        int(vectorized), int(cut), (unsigned long long)while_falling,
-                        (unsigned long long)self.rebuilds(), double(closest), double(below));
             CHECK(while_falling == 1);
             CHECK(self.rebuilds() > 1);
             CHECK(closest > 0.095f);
@@ -1032,9 +1017,6 @@ TEST_CASE("a candidate list the check keeps holds every pair in contact", "[self
     });
     for (int frame = 0; frame < 60; ++frame)
         scene.sim.step(pile_step<float>());
-    std::printf("crumpling sheet, checked by hand: %d passes kept the list (%d with a particle past half the "
-                "margin), %d built it, %d touching pairs missing\n",
-                kept, kept_far, builds, missed);
     CHECK(missed == 0);
     CHECK(kept_far > 50);
     CHECK(builds > 1);

@@ -312,8 +312,8 @@ TEST_CASE("a version 1 stream loads where no stage keeps state and is refused, n
     rebuilt.add_particle({0, 0, 0}, 0.0f);
     rebuilt.add_particle({1, 0, 0});
     rebuilt.add_particle({2, 0, 0});
-    rebuilt.constraints().connect(0, 1, 1.0f, 60.0f);
-    rebuilt.constraints().connect(1, 2, 1.0f, 60.0f);
+    rebuilt.connect(0, 1, 1.0f, 60.0f);
+    rebuilt.connect(1, 2, 1.0f, 60.0f);
     for (int step = 0; step < 10; ++step)
         rebuilt.step({.gravity = {0, 2, 0}});
     CHECK(plain.size() == 3);
@@ -415,7 +415,7 @@ TEST_CASE("a restore gives the constraints back the edit stamp they had when the
 {
     Simulation<float> sim;
     const auto sheet = add_cloth(sim, {.width = 8, .height = 8, .pinned = [](int, int r) { return r == 0; }});
-    add_tethers(sim, sheet, TetherOptions<float>{});
+    add_tethers(sim, TethersOptions<float>{.cloth = sheet});
     const StepParams<float> params{.gravity = {0, 9.8f, 0}, .iterations = 4};
     sim.step(params);
     const std::uint64_t taken = sim.constraint_layers().edit_stamp();
@@ -446,8 +446,8 @@ TEST_CASE("queued removals are part of a snapshot: restore then step removes wha
         Simulation<float> sim;
         for (int i = 0; i < 6; ++i)
             sim.add_particle({float(i), 0, 0});
-        sim.constraints().connect(0, 1, 1.0f, 60.0f);
-        sim.constraints().connect(4, 5, 1.0f, 60.0f);
+        sim.connect(0, 1, 1.0f, 60.0f);
+        sim.connect(4, 5, 1.0f, 60.0f);
         return sim;
     };
     auto straight = build();

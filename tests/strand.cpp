@@ -80,8 +80,6 @@ TEST_CASE("bending: every increase of bend_stiffness lowers the kink, 1.0 below 
     std::vector<double> kinks;
     for (float bend : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f})
         kinks.push_back(heaped_kink(bend));
-    std::printf("heaped rope, mean kink at bend 0 / 0.25 / 0.5 / 0.75 / 1: %.1f / %.1f / %.1f / %.1f / %.1f deg\n",
-                kinks[0], kinks[1], kinks[2], kinks[3], kinks[4]);
     for (std::size_t n = 1; n < kinks.size(); ++n)
         CHECK(kinks[n] < kinks[n - 1]);
     CHECK(kinks[4] < kinks[0] / 3);
@@ -139,7 +137,6 @@ TEST_CASE("a rope tied to a cloth corner pulls the corner", "[strand]")
     };
     const Vec3<float> free = corner_after(false);
     const Vec3<float> pulled = corner_after(true);
-    std::printf("cloth corner x after 200 frames: free %.3f, tied and hauled %.3f\n", free.x(), pulled.x());
     CHECK(pulled.x() > free.x() + 4.0f); // hauled 3 units on a 2-unit rope: the corner follows (5.1 measured)
 }
 

@@ -336,10 +336,11 @@ struct FullWorld
                                 .position = [](int n) { return Vec3<T>(T(0), T(4.5) + T(0.3) * T(n + 1), T(0)); }})),
           self(add_self_collision(sim, SelfCollisionOptions<T>{.thickness = T(0.45)})),
           // Loose enough that the hand still tears the sheet (tearing at 0.25 strain).
-          tethers(add_tethers(sim, cloth, TetherOptions<T>{.slack = T(1.6)})),
+          tethers(add_tethers(sim, TethersOptions<T>{.cloth = cloth, .slack = T(1.6)})),
           limit(add_strain_limit(
               sim, StrainLimitOptions<T>{.max_stretch = T(0.35), .max_compression = T(0.3), .passes = 2})),
-          motion(add_motion_constraints(sim, MotionOptions<T>{.range = rope.range(), .max_distance = T(1.5)}))
+          motion(
+              add_motion_constraints(sim, MotionConstraintsOptions<T>{.range = rope.range(), .max_distance = T(1.5)}))
     {
         rope.attach_to(cloth.index(0, 9), 0);
         cloth.grab_nearest(grab_target(0));

@@ -95,8 +95,8 @@ Simulation<float> chain_of_three()
     sim.add_particle({0, 0, 0}, 0.0f);
     sim.add_particle({1, 0, 0});
     sim.add_particle({2, 1, 0});
-    sim.constraints().connect(0, 1, 1.0f, 60.0f);
-    sim.constraints().connect(1, 2, 1.0f, 60.0f);
+    sim.connect(0, 1, 1.0f, 60.0f);
+    sim.connect(1, 2, 1.0f, 60.0f);
     return sim;
 }
 } // namespace

@@ -61,8 +61,6 @@ TEST_CASE("a sheet pulled apart at two corners tears along a line, pairs togethe
     const std::size_t notch = cut(sheet.sim, Vec3<float>(4.75f, -0.1f, 0), Vec3<float>(4.75f, 0.7f, 0));
     CHECK(notch == 2); // the horizontal springs of rows 0 and 1 between columns 9 and 10
     sheet.pull(400);
-    std::printf("pulled sheet: %zu tears, %zu components\n", std::size_t(sheet.tearing.torn()),
-                connected_components(sheet.sim));
     // The rip runs from the notch straight down between columns 9 and 10, one row per tear.
     REQUIRE(sheet.tears.size() == 8);
     for (std::size_t n = 0; n < sheet.tears.size(); ++n)
@@ -373,7 +371,6 @@ TEST_CASE("the vector strain scan reports the scalar scan's springs, each once, 
             if (strain > limit || std::isnan(strain))
                 plain.push_back({strain, i, s});
         }
-    std::printf("strain scan: %zu of the range's springs past %.2f\n", plain.size(), double(limit));
     const float off_dx = a.x[off] - a.x[45], off_dy = a.y[off] - a.y[45], off_dz = a.z[off] - a.z[45];
     CHECK(std::abs(std::sqrt(off_dx * off_dx + off_dy * off_dy + off_dz * off_dz) - c.rest[kRight][45]) >
           limit * c.rest[kRight][45]);

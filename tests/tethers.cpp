@@ -75,7 +75,7 @@ TEST_CASE("a soft sheet hung from its top row stretches tens of percent without 
           "[tethers]")
 {
     SoftHangingSheet<float> loose, held;
-    const auto tethers = add_tethers(held.sim, held.cloth, TetherOptions<float>{});
+    const auto tethers = add_tethers(held.sim, TethersOptions<float>{.cloth = held.cloth});
     CHECK(tethers.tethered() == kSide * kSide);
     CHECK(tethers.anchors().size() == std::size_t(kSide)); // the pinned top row
     CHECK(tethers.rest_distance(held.cloth.index(5, 30)) == Approx(3.0f));
@@ -95,7 +95,7 @@ TEST_CASE("a soft sheet hung from its top row stretches tens of percent without 
 TEST_CASE("slack lets a tethered particle go that factor past its rest distance, and no further", "[tethers]")
 {
     SoftHangingSheet<float> held;
-    const auto tethers = add_tethers(held.sim, held.cloth, TetherOptions<float>{.slack = 1.1f});
+    const auto tethers = add_tethers(held.sim, TethersOptions<float>{.cloth = held.cloth, .slack = 1.1f});
     for (int frame = 0; frame < 300; ++frame)
         held.sim.step(SoftHangingSheet<float>::step());
     // The soft sheet would stretch 42 %: it stops at 10 %.
@@ -107,7 +107,7 @@ TEST_CASE("slack lets a tethered particle go that factor past its rest distance,
 TEST_CASE("anchors that move take their tethers with them", "[tethers]")
 {
     SoftHangingSheet<float> held;
-    auto tethers = add_tethers(held.sim, held.cloth, TetherOptions<float>{});
+    auto tethers = add_tethers(held.sim, TethersOptions<float>{.cloth = held.cloth});
     for (int frame = 0; frame < 60; ++frame)
         held.sim.step(SoftHangingSheet<float>::step());
     // Carry the pinned top row 3 units sideways in one jump: after one step every particle is
@@ -122,7 +122,7 @@ TEST_CASE("anchors that move take their tethers with them", "[tethers]")
 TEST_CASE("a cut across a tethered sheet releases the lower half, which falls", "[tethers]")
 {
     SoftHangingSheet<float> held;
-    const auto tethers = add_tethers(held.sim, held.cloth, TetherOptions<float>{});
+    const auto tethers = add_tethers(held.sim, TethersOptions<float>{.cloth = held.cloth});
     for (int frame = 0; frame < 60; ++frame)
         held.sim.step(SoftHangingSheet<float>::step());
     // Between rows 23 (y = 2.3) and 24 (y = 2.4), across the whole width.
@@ -170,7 +170,7 @@ TEST_CASE("geodesic rest distances run over a bar and euclidean ones through it:
                                            .position = draped});
         std::optional<Tethers<float>> tethers;
         if (kind)
-            tethers = add_tethers(sim, strip, TetherOptions<float>{.kind = *kind});
+            tethers = add_tethers(sim, TethersOptions<float>{.cloth = strip, .kind = *kind});
         add_colliders(sim, {}, CapsuleCollider<float>({.a = {0, 0, -1}, .b = {0, 0, 1}, .radius = 0.5f}));
         for (int frame = 0; frame < 300; ++frame)
             sim.step(SoftHangingSheet<float>::step());
@@ -199,7 +199,7 @@ TEST_CASE("geodesic rest distances are exact along rows, columns and diagonals, 
 {
     Simulation<float> sim;
     const auto sheet = add_cloth(sim, {.width = 10, .height = 10, .spacing = 0.1f});
-    const auto tethers = add_tethers(sim, sheet, TetherOptions<float>{.anchors = {sheet.index(0, 0)}});
+    const auto tethers = add_tethers(sim, TethersOptions<float>{.cloth = sheet, .anchors = {sheet.index(0, 0)}});
     CHECK(tethers.rest_distance(sheet.index(4, 0)) == Approx(0.4f));
     CHECK(tethers.rest_distance(sheet.index(0, 7)) == Approx(0.7f));
     CHECK(tethers.rest_distance(sheet.index(4, 4)) == Approx(0.4f * std::sqrt(2.0f)));
@@ -281,8 +281,8 @@ TEST_CASE(
     "[tethers]")
 {
     CornerSheet<float> both, nearer;
-    const auto held = add_tethers(both.sim, both.cloth, TetherOptions<float>{});
-    const auto loose = add_tethers(nearer.sim, nearer.cloth, TetherOptions<float>{.islands = 1});
+    const auto held = add_tethers(both.sim, TethersOptions<float>{.cloth = both.cloth});
+    const auto loose = add_tethers(nearer.sim, TethersOptions<float>{.cloth = nearer.cloth, .islands = 1});
     CHECK(held.islands() == 2);
     CHECK(loose.islands() == 2);
     // Particle (2, 3) is nearer the left corner; both corners are its islands, nearest first.
@@ -316,7 +316,7 @@ TEST_CASE("a hammock pinned at its four corners is tethered to all four, nearest
           "[tethers]")
 {
     CornerSheet<float, 4> hammock;
-    const auto held = add_tethers(hammock.sim, hammock.cloth, TetherOptions<float>{});
+    const auto held = add_tethers(hammock.sim, TethersOptions<float>{.cloth = hammock.cloth});
     CHECK(held.islands() == 4);
     const std::size_t p = hammock.cloth.index(3, 10);
     const std::size_t top_left = hammock.cloth.index(0, 0), bottom_left = hammock.cloth.index(0, 31),
@@ -343,12 +343,12 @@ TEST_CASE("anchors joined by springs are one island: a pinned row is one, a row 
         return std::pair<Simulation<float>, Cloth<float>>(std::move(sim), cloth);
     };
     auto [row_sim, row] = sheet([](int, int r) { return r == 0; });
-    const auto whole = add_tethers(row_sim, row, TetherOptions<float>{});
+    const auto whole = add_tethers(row_sim, TethersOptions<float>{.cloth = row});
     CHECK(whole.islands() == 1);
     CHECK_FALSE(whole.anchor_of(row.index(3, 4), 1).has_value());
 
     auto [runs_sim, runs] = sheet([](int c, int r) { return r == 0 && c != 4 && c != 5; });
-    const auto two = add_tethers(runs_sim, runs, TetherOptions<float>{});
+    const auto two = add_tethers(runs_sim, TethersOptions<float>{.cloth = runs});
     CHECK(two.islands() == 2);
     CHECK(two.anchor_of(runs.index(2, 3), 0) == runs.index(2, 0));
     CHECK(two.anchor_of(runs.index(2, 3), 1) == runs.index(6, 0)); // the nearest of the other run
@@ -367,8 +367,8 @@ TEST_CASE("an anchor that is not pinned hangs from itself alone, so no tether mo
 {
     Simulation<float> sim;
     const auto cloth = add_cloth(sim, {.width = 8, .height = 8, .spacing = 0.5f});
-    const auto tethers = add_tethers(sim, cloth,
-                                     TetherOptions<float>{.anchors = {cloth.index(0, 0), cloth.index(7, 0)}});
+    const auto tethers = add_tethers(
+        sim, TethersOptions<float>{.cloth = cloth, .anchors = {cloth.index(0, 0), cloth.index(7, 0)}});
     CHECK(tethers.islands() == 2);
     CHECK(tethers.anchor_of(cloth.index(0, 0), 0) == cloth.index(0, 0));
     CHECK_FALSE(tethers.anchor_of(cloth.index(0, 0), 1).has_value());
@@ -384,7 +384,7 @@ int tethered_bits_on_every_path(T slack)
 {
     const auto run = [slack](auto configure) {
         Scene scene;
-        const auto tethers = add_tethers(scene.sim, scene.cloth, TetherOptions<T>{.slack = slack});
+        const auto tethers = add_tethers(scene.sim, TethersOptions<T>{.cloth = scene.cloth, .slack = slack});
         configure(scene.sim);
         int pulled = 0;
         for (int frame = 0; frame < 40; ++frame)
@@ -415,11 +415,11 @@ TEST_CASE("a restored tethered sheet steps on to the same bits, its slack restor
             s.sim.step(SoftHangingSheet<float>::step());
     };
     SoftHangingSheet<float> straight;
-    add_tethers(straight.sim, straight.cloth, TetherOptions<float>{.slack = 1.05f});
+    add_tethers(straight.sim, TethersOptions<float>{.cloth = straight.cloth, .slack = 1.05f});
     frames(straight, 60);
 
     SoftHangingSheet<float> interrupted;
-    auto tethers = add_tethers(interrupted.sim, interrupted.cloth, TetherOptions<float>{.slack = 1.05f});
+    auto tethers = add_tethers(interrupted.sim, TethersOptions<float>{.cloth = interrupted.cloth, .slack = 1.05f});
     frames(interrupted, 30);
     const auto at_30 = snapshot(interrupted.sim);
     std::ostringstream out(std::ios::binary);
@@ -434,7 +434,7 @@ TEST_CASE("a restored tethered sheet steps on to the same bits, its slack restor
     CHECK(interrupted.sim.state() == straight.sim.state());
 
     SoftHangingSheet<float> fresh;
-    add_tethers(fresh.sim, fresh.cloth, TetherOptions<float>{.slack = 1.05f});
+    add_tethers(fresh.sim, TethersOptions<float>{.cloth = fresh.cloth, .slack = 1.05f});
     std::istringstream in(out.str(), std::ios::binary);
     load(fresh.sim, in);
     frames(fresh, 30);
@@ -450,8 +450,9 @@ TEST_CASE("tethers refuse bad settings, naming the value, and leave the simulati
     const auto elsewhere = add_cloth(other, {.width = 3, .height = 3, .name = "elsewhere"});
     held.sim.add_position_projection("taken", [](State3<float>&, float) {}); // a name in use
     const auto stages = held.sim.position_projections().names();
-    const auto refused = [&](const Cloth<float>& cloth, TetherOptions<float> options, const std::string& text) {
-        CHECK_THROWS_WITH(add_tethers(held.sim, cloth, options), ContainsSubstring(text));
+    const auto refused = [&](const Cloth<float>& cloth, TethersOptions<float> options, const std::string& text) {
+        options.cloth = cloth;
+        CHECK_THROWS_WITH(add_tethers(held.sim, options), ContainsSubstring(text));
         CHECK(held.sim.position_projections().names() == stages);
     };
     refused(held.cloth, {.slack = 0.5f}, "slack must be finite and >= 1, got 0.5");
@@ -462,9 +463,11 @@ TEST_CASE("tethers refuse bad settings, naming the value, and leave the simulati
     refused(held.cloth, {.islands = 0}, "islands >= 1, got 0");
     refused(unpinned, {}, "need anchors: none given and none of its particles is pinned");
     refused(elsewhere, {}, "is not in this simulation");
-    CHECK_THROWS_AS(add_tethers(held.sim, held.cloth, TetherOptions<float>{.anchors = {9999}}), std::out_of_range);
+    refused(Cloth<float>{}, {}, "tethers need a cloth: set the options' .cloth");
+    CHECK_THROWS_AS(add_tethers(held.sim, TethersOptions<float>{.cloth = held.cloth, .anchors = {9999}}),
+                    std::out_of_range);
 
-    auto tethers = add_tethers(held.sim, held.cloth, TetherOptions<float>{.anchors = {0, 47}});
+    auto tethers = add_tethers(held.sim, TethersOptions<float>{.cloth = held.cloth, .anchors = {0, 47}});
     CHECK(tethers.anchors() == std::vector<std::size_t>{0, 47});
     CHECK_THROWS_WITH(tethers.set_slack(0.99f), ContainsSubstring("got 0.99"));
     CHECK(tethers.slack() == 1.0f);
@@ -480,7 +483,7 @@ TEST_CASE("a tethers handle used after its simulation is gone is a logic error",
     std::optional<Tethers<float>> tethers;
     {
         SoftHangingSheet<float> held;
-        tethers = add_tethers(held.sim, held.cloth, TetherOptions<float>{});
+        tethers = add_tethers(held.sim, TethersOptions<float>{.cloth = held.cloth});
     }
     CHECK_THROWS_AS(tethers->tethered(), std::logic_error);
     CHECK_THROWS_AS(tethers->remove(), std::logic_error);

@@ -14,7 +14,7 @@
 #include "support.hpp"
 
 #if SIMDVERLET_HAVE_TINYOBJLOADER
-#    include <simdverlet/obj_mesh.hpp>
+#    include <simdverlet/io/obj_mesh.hpp>
 #endif
 
 using namespace simdverlet;
@@ -209,9 +209,14 @@ TEST_CASE(
         CHECK(volume(*mesh) == Approx(volume(file) * 1e-6));
     }
     CHECK(volume(file) != 0);
-    for (const double bad : {0.0, -1.0, std::numeric_limits<double>::infinity()})
-        CHECK(error_message<std::invalid_argument>([&] { load_obj_mesh<double>(y_up, {.scale = bad}); }) ==
-              "simdverlet: loading OBJ file '" + y_up + "': scale must be finite and > 0, got " + detail::number(bad));
+    struct Bad
+    {
+        double scale;
+        const char* shown;
+    };
+    for (const Bad bad : {Bad{0.0, "0"}, Bad{-1.0, "-1"}, Bad{std::numeric_limits<double>::infinity(), "inf"}})
+        CHECK(error_message<std::invalid_argument>([&] { load_obj_mesh<double>(y_up, {.scale = bad.scale}); }) ==
+              "simdverlet: loading OBJ file '" + y_up + "': scale must be finite and > 0, got " + bad.shown);
 }
 
 TEST_CASE("an OBJ file loads welded by position, its polygons fanned, each corner with its uv", "[mesh][obj]")

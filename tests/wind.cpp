@@ -49,8 +49,6 @@ TEST_CASE("a sheet held at its top edge sails further in a stronger wind", "[win
         REQUIRE_FALSE(sim.diverged());
         deflection.push_back(mean);
     }
-    std::printf("mean deflection at wind 0 / 2 / 4 / 8: %.3f / %.3f / %.3f / %.3f\n", deflection[0], deflection[1],
-                deflection[2], deflection[3]);
     CHECK(deflection[0] == 0.0);
     // Measured: 0 / 0.81 / 1.92 / 2.22, the smallest step 0.30.
     for (std::size_t n = 1; n < deflection.size(); ++n)
@@ -275,8 +273,6 @@ TEST_CASE("each particle gathers exactly its six triangles' shares, vectorised o
             worst = std::max(worst, (vector[i] - reference[i]).norm());
             largest = std::max(largest, reference[i].norm());
         }
-        std::printf("wind gather against a double scatter (gusty %d): worst gap %.3g of forces up to %.3g\n",
-                    int(gusty), worst, largest);
         CHECK(largest > 1.0);
         CHECK(worst < 1e-5 * largest);
         for (std::size_t i = 0; i < 5; ++i) // the particles before the cloth feel nothing
@@ -372,9 +368,6 @@ TEST_CASE("a mesh cloth of a grid's triangles feels the grid's wind on every par
             worst = std::max(worst, (on_mesh[v] - on_grid[v]).norm());
             largest = std::max(largest, on_grid[v].norm());
         }
-        std::printf("wind on a mesh cloth against the grid of its triangles (gusty %d): worst gap %.3g of forces up "
-                    "to %.3g\n",
-                    int(gusty), worst, largest);
         CHECK(largest > 0.1);
         CHECK(worst < 1e-6 * largest);
     }
@@ -404,8 +397,6 @@ TEST_CASE("an irregular mesh flag held along its top edge sails further in a str
         REQUIRE_FALSE(sim.diverged());
         deflection.push_back(mean);
     }
-    std::printf("mesh flag's mean deflection at wind 0 / 1 / 2 / 4: %.3f / %.3f / %.3f / %.3f\n", deflection[0],
-                deflection[1], deflection[2], deflection[3]);
     CHECK(deflection[0] == 0.0); // in its own plane it meets only the air it moves through, edge-on
     for (std::size_t n = 1; n < deflection.size(); ++n)
         CHECK(deflection[n] > deflection[n - 1] + 0.2);

@@ -10,7 +10,7 @@
 
 #include <Eigen/Geometry>
 
-#include <simdverlet/mesh_collider.hpp>
+#include <simdverlet/collision/mesh_collider.hpp>
 
 namespace viewer
 {

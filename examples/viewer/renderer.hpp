@@ -11,8 +11,8 @@
 
 #include <Eigen/Core>
 
-#include <simdverlet/colliders.hpp>
-#include <simdverlet/render_mesh.hpp>
+#include <simdverlet/cloth/render_mesh.hpp>
+#include <simdverlet/collision/colliders.hpp>
 
 namespace viewer
 {

@@ -13,10 +13,10 @@
 #include <vector>
 
 #if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
+#    include <simdverlet/core/parallel/openmp.hpp>
 #endif
 #if SIMDVERLET_HAVE_TINYOBJLOADER
-#    include <simdverlet/obj_mesh.hpp>
+#    include <simdverlet/io/obj_mesh.hpp>
 #endif
 
 namespace viewer
@@ -204,12 +204,12 @@ std::unique_ptr<Scene> cape()
                                                }}));
     const auto cape = s->cloths.back();
     auto shoulders = sv::add_motion_constraints(
-        s->sim, sv::MotionOptions<float>{.range = {.begin = cape.base(), .end = cape.base() + Walker::kWidth},
-                                         .max_distance = 0.0f});
+        s->sim, sv::MotionConstraintsOptions<float>{
+                    .range = {.begin = cape.base(), .end = cape.base() + Walker::kWidth}, .max_distance = 0.0f});
     std::vector<std::size_t> top_row;
     for (int c = 0; c < Walker::kWidth; ++c)
         top_row.push_back(cape.index(c, 0));
-    sv::add_tethers(s->sim, cape, sv::TetherOptions<float>{.anchors = top_row, .slack = 1.02f});
+    sv::add_tethers(s->sim, sv::TethersOptions<float>{.cloth = cape, .anchors = top_row, .slack = 1.02f});
     add_wind(*s, [](const Vec3&, float) { return Vec3(1.0f, 0.0f, 0.0f); });
     add_self_collision(*s, 0.07f);
     s->colliders = sv::add_colliders(s->sim, {});
@@ -275,8 +275,8 @@ std::unique_ptr<Scene> garment_scene()
     s->cloths.push_back(
         sv::add_mesh_cloth(s->sim, {.mesh = mesh, .stiffness = s->settings.stiffness, .name = "skirt"}));
     const auto dress = s->cloths.back();
-    auto waist = sv::add_motion_constraints(s->sim,
-                                            sv::MotionOptions<float>{.range = dress.range(), .max_distance = 0});
+    auto waist = sv::add_motion_constraints(
+        s->sim, sv::MotionConstraintsOptions<float>{.range = dress.range(), .max_distance = 0});
     std::vector<float> distances(dress.count());
     std::vector<Vec3> offsets(dress.count());
     for (std::size_t k = 0; k < dress.count(); ++k)

@@ -1,35 +1,44 @@
-// Umbrella header: everything simdverlet offers, in one include. The optional thread adapters
-// (parallel/openmp.hpp, parallel/tbb.hpp) are left out on purpose: they pull in their runtimes.
+// Umbrella header: everything simdverlet offers, in one include, layer by layer. The optional
+// thread adapters (core/parallel/openmp.hpp, core/parallel/tbb.hpp) are left out on purpose: they
+// pull in their runtimes; so is io/obj_mesh.hpp, which needs tinyobjloader (simdverlet::obj).
 #pragma once
 
-#include "cloth.hpp"
-#include "collider.hpp"
-#include "colliders.hpp"
-#include "column_limit.hpp"
-#include "constraint_layers.hpp"
-#include "constraints.hpp"
-#include "controllers.hpp"
-#include "debug_draw.hpp"
-#include "error.hpp"
-#include "grid_slots.hpp"
-#include "log.hpp"
-#include "material.hpp"
-#include "measure.hpp"
-#include "mesh_cloth.hpp"
-#include "mesh_collider.hpp"
-#include "motion.hpp"
-#include "render_mesh.hpp"
-#include "reorder.hpp"
-#include "self_collision.hpp"
-#include "simd.hpp"
-#include "simulation.hpp"
-#include "snapshot.hpp"
-#include "state.hpp"
-#include "step.hpp"
-#include "strain_limit.hpp"
-#include "strand.hpp"
-#include "svg.hpp"
-#include "tearing.hpp"
-#include "tethers.hpp"
-#include "triangle_mesh.hpp"
-#include "wind.hpp"
+// core: particles, springs, the step and its stages, executors, SIMD
+#include "simdverlet/core/constraint_layers.hpp"
+#include "simdverlet/core/constraints.hpp"
+#include "simdverlet/core/controllers.hpp"
+#include "simdverlet/core/error.hpp"
+#include "simdverlet/core/log.hpp"
+#include "simdverlet/core/measure.hpp"
+#include "simdverlet/core/reorder.hpp"
+#include "simdverlet/core/simd.hpp"
+#include "simdverlet/core/simd_lanes.hpp"
+#include "simdverlet/core/simulation.hpp"
+#include "simdverlet/core/state.hpp"
+#include "simdverlet/core/step.hpp"
+
+// cloth: grid and mesh cloth, strands, materials, the forces and tears that act on them
+#include "simdverlet/cloth/cloth.hpp"
+#include "simdverlet/cloth/material.hpp"
+#include "simdverlet/cloth/mesh_cloth.hpp"
+#include "simdverlet/cloth/render_mesh.hpp"
+#include "simdverlet/cloth/strand.hpp"
+#include "simdverlet/cloth/tearing.hpp"
+#include "simdverlet/cloth/triangle_mesh.hpp"
+#include "simdverlet/cloth/wind.hpp"
+
+// collision: shapes, triangle meshes, self-collision
+#include "simdverlet/collision/collider.hpp"
+#include "simdverlet/collision/colliders.hpp"
+#include "simdverlet/collision/mesh_collider.hpp"
+#include "simdverlet/collision/self_collision.hpp"
+
+// limits: what holds cloth where the springs alone would not
+#include "simdverlet/limits/motion.hpp"
+#include "simdverlet/limits/strain_limit.hpp"
+#include "simdverlet/limits/tethers.hpp"
+
+// io: snapshots, drawings, debug lines
+#include "simdverlet/io/debug_draw.hpp"
+#include "simdverlet/io/snapshot.hpp"
+#include "simdverlet/io/svg.hpp"

@@ -716,17 +716,17 @@ void bind_simulation(py::module_& m, const std::string& suffix)
         py::arg("passes") = self_defaults.passes, py::arg("name") = self_defaults.name,
         "Keeps the particles in range at least `thickness` apart, and off the triangles of `cloths`.");
 
-    const TetherOptions<T> tether_defaults{};
+    const TethersOptions<T> tether_defaults{};
     cls.def(
         "add_tethers",
         [](Sim& s, const Cloth<T>& cloth, std::vector<std::size_t> anchors, TetherKind kind, T slack, int islands,
            std::string name) {
-            return add_tethers(s, cloth,
-                               TetherOptions<T>{.anchors = std::move(anchors),
-                                                .kind = kind,
-                                                .slack = slack,
-                                                .islands = islands,
-                                                .name = std::move(name)});
+            return add_tethers(s, TethersOptions<T>{.cloth = cloth,
+                                                    .anchors = std::move(anchors),
+                                                    .kind = kind,
+                                                    .slack = slack,
+                                                    .islands = islands,
+                                                    .name = std::move(name)});
         },
         py::arg("cloth"), py::arg("anchors") = std::vector<std::size_t>{}, py::arg("kind") = tether_defaults.kind,
         py::arg("slack") = tether_defaults.slack, py::arg("islands") = tether_defaults.islands,
@@ -739,27 +739,27 @@ void bind_simulation(py::module_& m, const std::string& suffix)
         "add_strain_limit",
         [](Sim& s, const std::optional<Cloth<T>>& cloth, std::optional<T> max_stretch, std::optional<T> max_compression,
            int passes, const py::object& range, std::string name) {
-            StrainLimitOptions<T> o{.max_stretch = max_stretch,
-                                    .max_compression = max_compression,
-                                    .passes = passes,
-                                    .range = range_of(range),
-                                    .name = std::move(name)};
-            return cloth ? add_strain_limit(s, *cloth, std::move(o)) : add_strain_limit(s, std::move(o));
+            return add_strain_limit(s, StrainLimitOptions<T>{.cloth = cloth.value_or(Cloth<T>{}),
+                                                             .max_stretch = max_stretch,
+                                                             .max_compression = max_compression,
+                                                             .passes = passes,
+                                                             .range = range_of(range),
+                                                             .name = std::move(name)});
         },
         py::arg("cloth") = py::none(), py::arg("max_stretch") = py::none(), py::arg("max_compression") = py::none(),
         py::arg("passes") = limit_defaults.passes, py::arg("range") = py::none(), py::arg("name") = limit_defaults.name,
         "Moves both ends of every spring strained past its bounds back to them, whichever way the cloth hangs. "
         "An unset bound follows the one given; both unset are 0.1.");
 
-    const MotionOptions<T> motion_defaults{};
+    const MotionConstraintsOptions<T> motion_defaults{};
     cls.def(
         "add_motion_constraints",
         [](Sim& s, const py::object& range, T max_distance, T backstop_radius, T backstop_distance, std::string name) {
-            return add_motion_constraints(s, MotionOptions<T>{.range = range_of(range),
-                                                              .max_distance = max_distance,
-                                                              .backstop_radius = backstop_radius,
-                                                              .backstop_distance = backstop_distance,
-                                                              .name = std::move(name)});
+            return add_motion_constraints(s, MotionConstraintsOptions<T>{.range = range_of(range),
+                                                                         .max_distance = max_distance,
+                                                                         .backstop_radius = backstop_radius,
+                                                                         .backstop_distance = backstop_distance,
+                                                                         .name = std::move(name)});
         },
         py::arg("range") = py::none(), py::arg("max_distance") = motion_defaults.max_distance,
         py::arg("backstop_radius") = motion_defaults.backstop_radius,

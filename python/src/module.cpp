@@ -3,10 +3,10 @@
 #include "convert.hpp"
 
 #if SIMDVERLET_HAVE_OPENMP
-#    include <simdverlet/parallel/openmp.hpp>
+#    include <simdverlet/core/parallel/openmp.hpp>
 #endif
 #if SIMDVERLET_HAVE_TINYOBJLOADER
-#    include <simdverlet/obj_mesh.hpp>
+#    include <simdverlet/io/obj_mesh.hpp>
 #endif
 
 namespace simdverlet::python

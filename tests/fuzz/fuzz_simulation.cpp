@@ -174,11 +174,12 @@ void add_contact_or_stretch_stage(World& w, FuzzedDataProvider& in)
         break;
     case 1:
         if (!w.cloths.empty())
-            add_tethers(sim, w.cloths[in.ConsumeIntegralInRange<std::size_t>(0, w.cloths.size() - 1)],
-                        TetherOptions<float>{.kind = in.ConsumeBool() ? TetherKind::geodesic : TetherKind::euclidean,
-                                             .slack = any_float(in, 0.5f, 3),
-                                             .islands = in.ConsumeIntegralInRange<int>(0, 5),
-                                             .name = w.next_name("tethers")});
+            add_tethers(sim, TethersOptions<float>{
+                                 .cloth = w.cloths[in.ConsumeIntegralInRange<std::size_t>(0, w.cloths.size() - 1)],
+                                 .kind = in.ConsumeBool() ? TetherKind::geodesic : TetherKind::euclidean,
+                                 .slack = any_float(in, 0.5f, 3),
+                                 .islands = in.ConsumeIntegralInRange<int>(0, 5),
+                                 .name = w.next_name("tethers")});
         break;
     case 2:
         add_strain_limit(sim, StrainLimitOptions<float>{.max_stretch = any_float(in, -0.1f, 0.5f),
@@ -190,11 +191,12 @@ void add_contact_or_stretch_stage(World& w, FuzzedDataProvider& in)
     default:
     {
         const ParticleRange range = any_range();
-        auto motion = add_motion_constraints(sim, MotionOptions<float>{.range = range,
-                                                                       .max_distance = any_float(in, -0.1f, 2),
-                                                                       .backstop_radius = any_float(in, 0, 1),
-                                                                       .backstop_distance = any_float(in, 0, 1),
-                                                                       .name = w.next_name("motion")});
+        auto motion = add_motion_constraints(sim,
+                                             MotionConstraintsOptions<float>{.range = range,
+                                                                             .max_distance = any_float(in, -0.1f, 2),
+                                                                             .backstop_radius = any_float(in, 0, 1),
+                                                                             .backstop_distance = any_float(in, 0, 1),
+                                                                             .name = w.next_name("motion")});
         // Targets where the particles are, moved a little, perhaps one short.
         std::vector<V> targets, normals;
         for (std::size_t i = range.begin; i < std::min(range.end, sim.size()); ++i)

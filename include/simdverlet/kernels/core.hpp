@@ -21,9 +21,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "../constraints.hpp"
-#include "../simd.hpp"
-#include "../state.hpp"
+#include "simdverlet/core/constraints.hpp"
+#include "simdverlet/core/simd.hpp"
+#include "simdverlet/core/simd_lanes.hpp"
+#include "simdverlet/core/state.hpp"
 
 namespace simdverlet::kernels
 {

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include "../grid_slots.hpp"
-#include "core.hpp"
+#include "simdverlet/cloth/detail/grid_slots.hpp"
+#include "simdverlet/kernels/core.hpp"
 
 namespace simdverlet::kernels
 {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "grid_triangles.hpp"
+#include "simdverlet/kernels/grid_triangles.hpp"
 
 namespace simdverlet::kernels
 {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core.hpp"
+#include "simdverlet/kernels/core.hpp"
 
 namespace simdverlet::kernels
 {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core.hpp"
+#include "simdverlet/kernels/core.hpp"
 
 namespace simdverlet::kernels
 {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "core.hpp"
+#include "simdverlet/kernels/core.hpp"
 
 namespace simdverlet::kernels
 {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "grid_triangles.hpp"
+#include "simdverlet/kernels/grid_triangles.hpp"
 
 namespace simdverlet::kernels
 {

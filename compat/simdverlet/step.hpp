@@ -1,0 +1,5 @@
+// Forwards the path this header had before the library's headers were sorted into folders by
+// layer. It goes in the next release: include "simdverlet/core/step.hpp", or the umbrella header.
+#pragma once
+#pragma message("simdverlet/step.hpp is deprecated: include simdverlet/core/step.hpp (or simdverlet/simdverlet.hpp)")
+#include "simdverlet/core/step.hpp"
