@@ -20,7 +20,7 @@ round counts.  Two more setups show where the time goes:
 The results of every setup are checked to be byte-identical.  Prints a markdown table and writes
 it, with the command, the versions and the CPU, to bench/results/python_batch.md (or --output).
 
-    PYTHONPATH=build/python/package /usr/bin/python3 bench/python_batch.py
+    build/python-venv/bin/python bench/python_batch.py
 """
 
 from __future__ import annotations

@@ -3,12 +3,14 @@
 The peer scene of bench/peer_scene.hpp (256 x 256, spacing 0.5, top row pinned, stiffness 110 000,
 one iteration, 6 substeps, 60 Hz, one thread), settled 3 s, then timed in pairs of short rounds:
 `frames` calls of Simulation.step() from a Python loop, and the same calls from a C++ loop inside
-the module (simdverlet._simdverlet._step_in_cpp), on the same simulation, the pair's order
+the module (simdverlet._extension._step_in_cpp), on the same simulation, the pair's order
 alternating. Short rounds and per-pair ratios keep a shared machine's drift out of the comparison
 (long rounds of one loop, then the other, drifted by several percent either way). Both loops are
 checked to give the same bits first. Prints a Markdown report; --out writes it too.
 
-    PYTHONPATH=build/python/package /usr/bin/python3 bench/python_overhead.py --out bench/results/python_overhead.md
+    build/python-venv/bin/python bench/python_overhead.py --out bench/results/python_overhead.md
+
+(the environment scripts/python.sh builds and installs the package into).
 """
 
 import argparse
@@ -23,7 +25,7 @@ import time
 import numpy as np
 
 import simdverlet as sv
-from simdverlet import _simdverlet
+from simdverlet import _extension as _simdverlet
 
 FRAME = dict(dt=1.0 / 60.0, gravity=(0.0, 9.81, 0.0), iterations=1, substeps=6)
 
@@ -114,9 +116,10 @@ def main():
     report = "\n".join([
         "# Stepping from Python against stepping from C++",
         "",
-        f"Command: `PYTHONPATH=build/python/package /usr/bin/python3 bench/python_overhead.py "
+        f"Command: `build/python-venv/bin/python bench/python_overhead.py "
         f"--rounds {args.rounds} --frames {args.frames}`",
-        "(module built by `cmake --workflow --preset python`: g++ -O3 -march=native, the presets' Release).",
+        "(package built and installed by `bash scripts/python.sh`: pip, g++ -O3, one build per instruction set; "
+        f"this run imported the `{sv.instruction_set}` one).",
         "",
         f"CPU: {cpu_name()}; Python {platform.python_version()}, NumPy {np.__version__}.",
         "",

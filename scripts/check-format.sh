@@ -12,7 +12,7 @@ if ! command -v "$format" >/dev/null 2>&1; then
 fi
 
 mapfile -t files < <(git ls-files -- 'include/*.hpp' 'tests/*.hpp' 'tests/*.cpp' 'bench/*.cpp' 'bench/*.hpp' \
-    'examples/*.cpp' 'examples/*.hpp' 'python/*.cpp' 'python/*.hpp')
+    'examples/*.cpp' 'examples/*.hpp' 'python/*.cpp' 'python/*.hpp' 'compat/*.hpp')
 if [ "${1:-}" = "--fix" ]; then
     "$format" -i --style=file "${files[@]}"
     exit 0

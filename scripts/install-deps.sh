@@ -5,18 +5,23 @@
 #   bash scripts/install-deps.sh python   only what the Python module needs (scripts/python.sh)
 set -euo pipefail
 
-# The Python module (python/, optional): pybind11 and the interpreter's headers to build it, NumPy
-# for its arrays, Dask's distributed scheduler for simdverlet.batch, pytest for its tests,
-# matplotlib for examples/python. All from the distribution, for its /usr/bin/python3.
+# The Python package (python/, optional): setuptools, wheel, build and venv to build and install it
+# with pip (no build isolation: nothing from any other source), pybind11 and the interpreter's
+# headers to compile it, NumPy for its arrays, Dask's distributed scheduler for simdverlet.batch,
+# pytest for its tests, matplotlib for examples/python. All from the distribution, for its
+# /usr/bin/python3.
 python_packages=(
-    cmake
-    make
     g++
     libxsimd-dev
     libeigen3-dev
     libtinyobjloader-dev # load_obj_mesh
     python3
     python3-dev
+    python3-pip
+    python3-venv
+    python3-setuptools
+    python3-wheel
+    python3-build
     pybind11-dev
     python3-pybind11
     python3-numpy

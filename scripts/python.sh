@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Build, test and install the Python module for the distribution's /usr/bin/python3: installs the
-# Debian packages it needs (pybind11, NumPy, Dask's distributed, pytest, matplotlib; nothing from
-# any other source, so no build isolation), runs the `python` workflow preset (configure
-# build/python, build the extension, run python/tests with pytest), then copies the package into
-# that interpreter's user site-packages, so `/usr/bin/python3 -c "import simdverlet"` works from
-# any folder (another place: configure with -DSIMDVERLET_PYTHON_INSTALL_DIR=...).
+# Build, install and test the Python package the way Python users install one: installs the Debian
+# packages it needs (nothing from any other source, so pip runs without build isolation), makes a
+# virtual environment at build/python-venv that sees the distribution's packages (NumPy, Dask,
+# pytest, pybind11), installs the package into it with `pip install --no-build-isolation ./python`
+# (setup.py: one build of the extension per x86-64 instruction set), and runs the pytest suite
+# from python/, against the installed package.
+#   bash scripts/python.sh          build, install, test
+#   bash scripts/python.sh --wheel  also build a wheel with `python3 -m build` into python/dist/
+# Then: build/python-venv/bin/python -c "import simdverlet" (or activate the environment).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/install-deps.sh python
-cmake --workflow --preset python
-cmake --install build/python --component python
-site=$(/usr/bin/python3 -c "import site; print(site.getusersitepackages())")
-echo "python: simdverlet installed in ${site}"
-(cd /tmp && /usr/bin/python3 -c "import simdverlet; print('python: import simdverlet works:', simdverlet.__file__)")
+venv=build/python-venv
+if [ ! -x "${venv}/bin/python" ]; then
+    /usr/bin/python3 -m venv --system-site-packages "${venv}"
+fi
+"${venv}/bin/python" -m pip install --no-build-isolation --no-deps --no-index --force-reinstall ./python
+if [ "${1:-}" = "--wheel" ]; then
+    /usr/bin/python3 -m build --no-isolation --wheel --outdir python/dist python
+fi
+(cd python && SIMDVERLET_SOURCE_DIR="$(pwd)/.." "../${venv}/bin/python" -m pytest -q)
+echo "python: simdverlet installed in ${venv} (the ${venv}/bin/python interpreter)"

@@ -1,5 +1,6 @@
 // Forwards the path this header had before the library's headers were sorted into folders by
 // layer. It goes in the next release: include "simdverlet/cloth/detail/cloth_solve.hpp", or the umbrella header.
 #pragma once
-#pragma message("simdverlet/cloth_solve.hpp is deprecated: include simdverlet/cloth/detail/cloth_solve.hpp (or simdverlet/simdverlet.hpp)")
+#pragma message(                                                                                                       \
+    "simdverlet/cloth_solve.hpp is deprecated: include simdverlet/cloth/detail/cloth_solve.hpp (or simdverlet/simdverlet.hpp)")
 #include "simdverlet/cloth/detail/cloth_solve.hpp"

@@ -1,5 +1,6 @@
 // Forwards the path this header had before the library's headers were sorted into folders by
 // layer. It goes in the next release: include "simdverlet/cloth/detail/grid_slots.hpp", or the umbrella header.
 #pragma once
-#pragma message("simdverlet/grid_slots.hpp is deprecated: include simdverlet/cloth/detail/grid_slots.hpp (or simdverlet/simdverlet.hpp)")
+#pragma message(                                                                                                       \
+    "simdverlet/grid_slots.hpp is deprecated: include simdverlet/cloth/detail/grid_slots.hpp (or simdverlet/simdverlet.hpp)")
 #include "simdverlet/cloth/detail/grid_slots.hpp"

@@ -18,7 +18,7 @@ LocalCluster (or the cluster at --scheduler).  For each run the script records
 It writes table.csv (one row per run) and sag_vs_stiffness.png (sag against stiffness, one line
 per friction) to --out, and prints the table as markdown.
 
-    PYTHONPATH=build/python/package /usr/bin/python3 examples/python/drape_sweep.py --workers 2
+    build/python-venv/bin/python examples/python/drape_sweep.py --workers 2
 
 The `if __name__ == "__main__":` guard is required: the worker processes are spawned, and they
 import this file again to find `drape`.

@@ -16,9 +16,31 @@ positions (``px``, ``py``, ``pz``) and ``inverse_mass`` are zero-copy NumPy view
 next step or particle addition. Bad input raises ValueError, IndexError or RuntimeError with the
 library's message and leaves the simulation unchanged. ``simdverlet.batch`` runs many scenes on
 Dask.
+
+The extension is built once per x86-64 instruction set (SSE2, AVX2, AVX-512); importing the
+package loads the widest one this processor runs, and ``instruction_set`` names it. Setting
+``SIMDVERLET_INSTRUCTION_SET`` to ``sse2``, ``avx2`` or ``avx512`` before the import picks one; all
+three give the same bits.
 """
 
-from ._simdverlet import *  # noqa: F401,F403
-from ._simdverlet import __doc__ as _extension_doc  # noqa: F401
+import importlib as _importlib
+import os as _os
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+from . import _cpu
+
+
+def _load_extension():
+    supported = _cpu.supported()
+    wanted = _os.environ.get("SIMDVERLET_INSTRUCTION_SET", "")
+    if wanted and wanted not in supported:
+        raise ImportError(
+            f"SIMDVERLET_INSTRUCTION_SET={wanted!r}: this processor runs {', '.join(supported)}"
+        )
+    return _importlib.import_module(f"._simdverlet_{wanted or supported[-1]}", __name__)
+
+
+_extension = _load_extension()
+globals().update({name: getattr(_extension, name) for name in dir(_extension) if not name.startswith("_")})
+_extension_doc = _extension.__doc__
+
+__all__ = [name for name in dir(_extension) if not name.startswith("_")]

@@ -1,5 +1,7 @@
-// The `simdverlet._simdverlet` extension: what both scalar types share (enums, executors, meshes,
-// the OBJ loader), then the float32 and float64 classes (bind_float.cpp, bind_double.cpp).
+// The extension: what both scalar types share (enums, executors, meshes, the OBJ loader), then the
+// float32 and float64 classes (bind_float.cpp, bind_double.cpp). Built once per instruction set
+// (setup.py), each as `simdverlet._simdverlet_<set>`; the package imports the widest one the
+// processor runs (src/simdverlet/__init__.py).
 #include "convert.hpp"
 
 #if SIMDVERLET_HAVE_OPENMP
@@ -109,12 +111,17 @@ void bind_meshes(py::module_& m)
 } // namespace
 } // namespace simdverlet::python
 
-PYBIND11_MODULE(_simdverlet, m)
+#ifndef SIMDVERLET_EXTENSION
+#    define SIMDVERLET_EXTENSION _simdverlet
+#endif
+
+PYBIND11_MODULE(SIMDVERLET_EXTENSION, m)
 {
     using namespace simdverlet::python;
     m.doc() = "simdverlet: SIMD Verlet cloth and rope physics (the C++ library's Python module).";
     m.attr("snapshot_format_version") = simdverlet::kSnapshotFormatVersion;
     m.attr("has_openmp") = bool(SIMDVERLET_HAVE_OPENMP);
+    m.attr("instruction_set") = simdverlet::simd::arch_name();
     bind_enums(m);
     bind_executors(m);
     bind_meshes(m);
