@@ -1,7 +1,7 @@
 """The guide's Blender figures: a baked drape rendered with Workbench, and the add-on's panel.
 
     xvfb-run -a -s "-screen 0 1280x900x24" blender -b --factory-startup --python blender/tools/figures.py -- docs/figures render
-    xvfb-run -a -s "-screen 0 1280x900x24" blender --factory-startup /tmp/simdverlet_figures.blend \
+    xvfb-run -a -s "-screen 0 1280x900x24" blender --factory-startup build/simdverlet_figures.blend \
         --python blender/tools/figures.py -- docs/figures panel
 
 The first builds a silk sheet over a sphere, bakes it with the add-on, renders the last frame to
@@ -75,7 +75,8 @@ def render_mode():
     scene, sheet = build_scene()
     assert bpy.ops.simdverlet.bake() == {"FINISHED"}
     render(scene)
-    bpy.ops.wm.save_as_mainfile(filepath=os.path.join(tempfile.gettempdir(), "simdverlet_figures.blend"))
+    # The scene for the panel run, in the build tree (run from the repository root).
+    bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(os.path.join("build", "simdverlet_figures.blend")))
 
 
 def panel_mode():
