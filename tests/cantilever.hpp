@@ -64,16 +64,32 @@ struct Cantilever
     double stretch = 1e4; ///< N/m
     double seconds = 3;
     int substeps = 4;
+    double bending = 0; ///< N m; 0: the rigidity of a 2 cm bending length at 0.2 kg/m^2
 };
 
-/// A strip of 0.2 kg/m^2 with a bending length of 2 cm, clamped level along its first two columns
-/// of vertices and overhanging `overhang` bending lengths, settled for `seconds`: the chord angle
-/// from the ledge to the middle of its tip, in degrees below level. `setup` sees the cloth first.
-inline double cantilever_chord_degrees(const Cantilever& c, const std::function<void(Cloth<double>&)>& setup = {})
+/// What a settled cantilever shows: its chord angle below level at the end, and a second before.
+struct CantileverHang
 {
-    constexpr double gravity = 9.81, density = 0.2, bending_length = 0.02;
-    const double rigidity = density * gravity * std::pow(bending_length, 3);
-    const double length = c.overhang * bending_length, spacing = length / c.cells_along;
+    double degrees = 0, second_before = 0;
+};
+
+/// The bending length of a cantilever's strip, in metres.
+inline double bending_length(const Cantilever& c)
+{
+    constexpr double gravity = 9.81, density = 0.2;
+    return c.bending > 0 ? std::cbrt(c.bending / (density * gravity)) : 0.02;
+}
+
+/// A strip of 0.2 kg/m^2 (a bending length of 2 cm unless c.bending says otherwise), clamped level
+/// along its first two columns of vertices and overhanging `overhang` bending lengths, settled for
+/// `seconds`: the chord angle from the ledge to the middle of its tip, in degrees below level, at
+/// the end and a second before. `setup` sees the cloth first.
+inline CantileverHang cantilever_hang(const Cantilever& c, const std::function<void(Cloth<double>&)>& setup = {})
+{
+    constexpr double gravity = 9.81, density = 0.2;
+    const double length_scale = bending_length(c);
+    const double rigidity = density * gravity * std::pow(length_scale, 3);
+    const double length = c.overhang * length_scale, spacing = length / c.cells_along;
     const int rows = c.cells_along / 4;
     auto mesh = grid_mesh<double>(c.cells_along + 1, rows, spacing, c.irregular);
     const Eigen::Vector3d along(std::cos(c.turn), 0, std::sin(c.turn)), across(-std::sin(c.turn), 0, std::cos(c.turn));
@@ -91,13 +107,29 @@ inline double cantilever_chord_degrees(const Cantilever& c, const std::function<
               .pinned = [&](std::size_t v) { return reach[v] < 1.5 * spacing; }});
     if (setup)
         setup(strip);
-    for (int frame = 0; frame < int(c.seconds * 60); ++frame)
-        sim.step({.dt = 1.0 / 60, .damping = 1.0, .gravity = {0, gravity, 0}, .substeps = c.substeps});
     const std::size_t columns = std::size_t(c.cells_along) + 2;
-    const Eigen::Vector3d tip = strip.position(std::size_t(rows / 2) * columns + columns - 1);
-    const Eigen::Vector3d ledge = spacing * along + (rows / 2) * spacing * across;
-    const Eigen::Vector3d chord = tip - ledge;
-    return std::atan2(chord.y(), chord.dot(along)) * 180 / std::numbers::pi;
+    const auto chord_degrees = [&] {
+        const Eigen::Vector3d tip = strip.position(std::size_t(rows / 2) * columns + columns - 1);
+        const Eigen::Vector3d ledge = spacing * along + (rows / 2) * spacing * across;
+        const Eigen::Vector3d chord = tip - ledge;
+        return std::atan2(chord.y(), chord.dot(along)) * 180 / std::numbers::pi;
+    };
+    const int frames = int(c.seconds * 60);
+    CantileverHang hang;
+    for (int frame = 0; frame < frames; ++frame)
+    {
+        if (frame == frames - 60)
+            hang.second_before = chord_degrees();
+        sim.step({.dt = 1.0 / 60, .damping = 1.0, .gravity = {0, gravity, 0}, .substeps = c.substeps});
+    }
+    hang.degrees = chord_degrees();
+    return hang;
+}
+
+/// The chord angle of cantilever_hang at the end.
+inline double cantilever_chord_degrees(const Cantilever& c, const std::function<void(Cloth<double>&)>& setup = {})
+{
+    return cantilever_hang(c, setup).degrees;
 }
 
 } // namespace simdverlet::testing

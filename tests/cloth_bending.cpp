@@ -64,6 +64,33 @@ TEST_CASE("a sheet rolled onto a cylinder stores G / 2R^2 per unit area on any t
             }
 }
 
+TEST_CASE(
+    "a sheet bent into a saddle stores G / R^2 per unit area, as a plate does, not the zero of its mean curvature")
+{
+    // z = (x^2 - y^2) / (2 R): principal curvatures 1 / R and -1 / R, mean curvature 0. A plate
+    // with Poisson's ratio 0 stores G / 2 (k1^2 + k2^2) = G / R^2 per unit area there; an energy of
+    // the mean curvature alone would store none, and a sheet that gives way in compression could
+    // then curl across itself to bend along itself for free. Both surfaces are height fields
+    // over the same square metre, gentle enough (R = 5 m) that their curvatures stay within 1 %
+    // of 1 / R: the saddle stores twice what the cylinder z = x^2 / (2 R) does, within 2 %.
+    const double rigidity = 1e-4, radius = 5.0;
+    for (const bool irregular : {false, true})
+    {
+        CAPTURE(irregular);
+        const auto mesh = testing::sheet_mesh<double>(40, 1.0, irregular);
+        std::vector<Eigen::Vector3d> saddle, cylinder;
+        for (const auto& v : mesh.vertices)
+        {
+            const double x = v.x() - 0.5, y = v.y() - 0.5;
+            saddle.emplace_back(x, y, (x * x - y * y) / (2 * radius));
+            cylinder.emplace_back(x, y, x * x / (2 * radius));
+        }
+        const auto stencils = sheet_stencils(mesh, rigidity);
+        const double ratio = detail::bending_energy(stencils, saddle) / detail::bending_energy(stencils, cylinder);
+        CHECK(ratio == Approx(2.0).epsilon(0.02));
+    }
+}
+
 TEST_CASE("the bending energy is zero for a flat sheet and unchanged by rigid motion")
 {
     const auto mesh = testing::sheet_mesh<double>(16, 1.0, true);

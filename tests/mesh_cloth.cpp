@@ -219,7 +219,7 @@ TEST_CASE("a mesh cloth's handle speaks vertices, and grid coordinates are a log
     Simulation<float> sim;
     sim.add_particle({9, 9, 9}); // the cloth does not start at particle 0
     const auto mesh = sheet_mesh<float>(6, 3.0f, true);
-    auto cloth = add_mesh_cloth(sim, {.mesh = mesh, .name = "sail"});
+    auto cloth = add_mesh_cloth(sim, {.mesh = mesh, .bend_stiffness = 3.0f, .name = "sail"});
     CHECK(cloth.base() == 1);
     CHECK(cloth.count() == mesh.vertices.size());
     CHECK(cloth.end() == 1 + mesh.vertices.size());
@@ -344,7 +344,7 @@ TEST_CASE("an edge of three triangles keeps its stretch spring and gets no bend 
     fin.vertices = {{0, 0, 0}, {0, 1, 0}, {1, 0.5f, 0}, {-1, 0.5f, 0}, {0, 0.5f, 1}, {1, 1.5f, 0}};
     fin.triangles = {{0, 1, 2}, {1, 0, 3}, {0, 1, 4}, {1, 5, 2}};
     Simulation<float> sim;
-    auto cloth = add_mesh_cloth(sim, {.mesh = fin, .reorder = false});
+    auto cloth = add_mesh_cloth(sim, {.mesh = fin, .bend_stiffness = 3.0f, .reorder = false});
     CHECK(cloth.non_manifold_edges() == 1);
     const auto springs = vertex_springs(sim, cloth);
     CHECK(springs.count({0, 1}) == 1);
@@ -520,7 +520,7 @@ TEST_CASE("a mesh cloth on the debug view, under removal and in the strain limit
 {
     Simulation<float> sim;
     const auto mesh = sheet_mesh<float>(8, 4.0f, true, 31);
-    auto cloth = add_mesh_cloth(sim, {.mesh = mesh});
+    auto cloth = add_mesh_cloth(sim, {.mesh = mesh, .bend_stiffness = 3.0f});
     REQUIRE(sim.constraint_layers().count() >= 3);
     const auto topo = topology(mesh.triangles);
     // Each edge and each bend spring drawn once.

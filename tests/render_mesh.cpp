@@ -596,9 +596,9 @@ TEST_CASE("a mesh cloth's render mesh is its triangles and uvs, a seam vertex on
 {
     Simulation<float> sim;
     const int around = 12, rows = 4;
-    auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(around, rows, 1.0f, 0.5f)});
+    auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(around, rows, 1.0f, 0.5f), .bend_stiffness = 3.0f});
     bump(cloth); // uneven, so the triangles on the seam's two sides differ
-    auto sheet = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(8, 4.0f, true, 7)});
+    auto sheet = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(8, 4.0f, true, 7), .bend_stiffness = 3.0f});
     for (const auto* of : {&cloth, &sheet})
     {
         const auto mesh = render_mesh(*of);
@@ -642,7 +642,8 @@ TEST_CASE("a mesh cloth's render mesh is its triangles and uvs, a seam vertex on
 TEST_CASE("a mesh cloth without uvs renders one vertex per particle, in particle order, and no uvs", "[render_mesh]")
 {
     Simulation<float> sim;
-    const auto cloth = add_mesh_cloth(sim, {.mesh = torus<float>(Vec3<float>::Zero(), 2.0f, 0.6f, 16, 8)});
+    const auto cloth = add_mesh_cloth(
+        sim, {.mesh = torus<float>(Vec3<float>::Zero(), 2.0f, 0.6f, 16, 8), .bend_stiffness = 3.0f});
     const auto mesh = render_mesh(cloth);
     std::vector<std::uint32_t> order(cloth.count());
     std::iota(order.begin(), order.end(), std::uint32_t(cloth.base()));
@@ -662,7 +663,7 @@ TEST_CASE("on a flat irregular mesh cloth every render normal is the plane's", "
     // In the x-y plane every cross product is (0, 0, +z) exactly, whatever the triangle's shape:
     // only the normalisation rounds.
     Simulation<float> sim;
-    const auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 11)});
+    const auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 11), .bend_stiffness = 3.0f});
     const auto mesh = render_mesh(cloth);
     REQUIRE(mesh.normals.size() == cloth.count());
     for (const auto& n : mesh.normals)
@@ -676,7 +677,7 @@ TEST_CASE("on a flat irregular mesh cloth every render normal is the plane's", "
 TEST_CASE("a curved irregular mesh cloth's normals are its particles' area-weighted unit normals", "[render_mesh]")
 {
     Simulation<float> sim;
-    auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 11)});
+    auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 11), .bend_stiffness = 3.0f});
     bump(cloth);
     const auto mesh = render_mesh(cloth);
     float least_z = 1;
@@ -696,7 +697,7 @@ TEST_CASE("on a mesh cloth tube every normal of an inner ring points radially, s
     // their sum lies along it: only the rounding of the positions and the sums tilts it.
     Simulation<float> sim;
     const int around = 16, rows = 6;
-    const auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(around, rows, 1.5f, 0.5f)});
+    const auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(around, rows, 1.5f, 0.5f), .bend_stiffness = 3.0f});
     const auto mesh = render_mesh(cloth);
     std::size_t checked = 0;
     for (std::size_t i = 0; i < mesh.positions.size(); ++i)
@@ -715,7 +716,7 @@ TEST_CASE("cutting a mesh cloth drops exactly the triangles with a cut edge, and
           "[render_mesh]")
 {
     Simulation<float> sim;
-    auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 5)});
+    auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 5), .bend_stiffness = 3.0f});
     bump(cloth);
     const auto before = render_mesh(cloth);
     const Vec3<float> a(-1, 1.37f, 0), b(6, 3.21f, 0);
@@ -759,7 +760,7 @@ TEST_CASE("a regular sheet mesh cloth renders the normals of the grid cloth of t
     // agree to rounding.
     const int cells = 8;
     Simulation<float> sim;
-    auto mesh_cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(cells, 4.0f, false)});
+    auto mesh_cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(cells, 4.0f, false), .bend_stiffness = 3.0f});
     auto grid = add_cloth(sim, {.width = cells + 1, .height = cells + 1, .spacing = 0.5f});
     bump(mesh_cloth);
     bump(grid);
@@ -781,7 +782,7 @@ TEST_CASE("a mesh cloth's render normals are the same bits on any thread count a
           "[render_mesh]")
 {
     Simulation<float> sim;
-    auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(24, 10, 1.5f, 0.4f)});
+    auto cloth = add_mesh_cloth(sim, {.mesh = seamed_tube(24, 10, 1.5f, 0.4f), .bend_stiffness = 3.0f});
     bump(cloth);
     for (const bool whole : {true, false})
     {
@@ -809,8 +810,9 @@ TEST_CASE("render_mesh_into refills a mesh cloth's buffers in place, its triangl
           "[render_mesh]")
 {
     Simulation<float> sim;
-    auto cloth = add_mesh_cloth(
-        sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 3), .pinned = [](std::size_t v) { return v <= 10; }});
+    auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(10, 5.0f, true, 3),
+                                      .bend_stiffness = 3.0f,
+                                      .pinned = [](std::size_t v) { return v <= 10; }});
     REQUIRE(stability_ratio(sim, guide_step<float>(16)) < 1);
     RenderMesh<float> mesh;
     render_mesh_into(cloth, mesh);
@@ -852,14 +854,14 @@ TEST_CASE("render_mesh_into refills a mesh cloth's buffers in place, its triangl
 TEST_CASE("a mesh cloth's OBJ file reads back to its positions, normals, uvs and faces, seam included", "[render_mesh]")
 {
     Simulation<float> sim;
-    auto tube = add_mesh_cloth(sim, {.mesh = seamed_tube(10, 4, 1.0f, 0.5f)});
+    auto tube = add_mesh_cloth(sim, {.mesh = seamed_tube(10, 4, 1.0f, 0.5f), .bend_stiffness = 3.0f});
     bump(tube);
     auto bare = seamed_tube(6, 2, 1.0f, 0.5f);
     bare.uvs.clear();
     bare.uv_triangles.clear();
     for (auto& v : bare.vertices)
         v.x() += 4;
-    auto no_uvs = add_mesh_cloth(sim, {.mesh = bare});
+    auto no_uvs = add_mesh_cloth(sim, {.mesh = bare, .bend_stiffness = 3.0f});
     for (const auto* cloth : {&tube, &no_uvs})
     {
         const auto mesh = render_mesh(*cloth);
@@ -899,4 +901,16 @@ TEST_CASE("a mesh cloth's OBJ file reads back to its positions, normals, uvs and
         CHECK(loaded.uvs.size() == mesh.uvs.size());
 #endif
     }
+}
+
+TEST_CASE("a material cloth renders every triangle: its solve, not springs, holds its edges", "[render_mesh]")
+{
+    // A material cloth has no spring between its corners; a triangle is drawn when it holds, and
+    // the solve holds all of them.
+    Simulation<float> sim;
+    const auto sheet = add_mesh_cloth(
+        sim, {.mesh = sheet_mesh<float>(8, 4.0f, true, 7), .material = ClothMaterial<float>::cotton()});
+    const auto mesh = render_mesh(sheet);
+    CHECK(mesh.triangles.size() == sheet.triangles().size());
+    CHECK(mesh.particles.size() == sheet.count());
 }

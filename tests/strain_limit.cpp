@@ -400,7 +400,7 @@ TEST_CASE("the chains hold every spring once, and a family's chains share no par
 
     // An irregular mesh (valences 4 to 8): still every spring once, in a few families.
     Simulation<float> mesh_sim;
-    add_mesh_cloth(mesh_sim, {.mesh = sheet_mesh<float>(12, 6.0f, true, 5)});
+    add_mesh_cloth(mesh_sim, {.mesh = sheet_mesh<float>(12, 6.0f, true, 5), .bend_stiffness = 3.0f});
     const auto mesh_limit = add_strain_limit(mesh_sim, StrainLimitOptions<float>{});
     mesh_sim.step({.iterations = 0});
     const std::size_t mesh_families = check_chains_cover_every_spring_once(mesh_sim, mesh_limit);
@@ -419,7 +419,7 @@ TEST_CASE("on a mesh each thread's share of a family's chain batches carries lik
     for (const int threads : {2, 4})
     {
         Simulation<float> sim;
-        add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(127, 63.5f, true, 2024)});
+        add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(127, 63.5f, true, 2024), .bend_stiffness = 3.0f});
         const auto limit = add_strain_limit(sim, StrainLimitOptions<float>{});
         sim.set_executor(std::make_shared<ReversedExecutor>(threads));
         sim.step({.iterations = 0});
@@ -840,7 +840,7 @@ TEST_CASE("the cloth form of the strain limit leaves a mesh cloth's bend springs
     // toward their rest length (peak strain 0.225 before, 0.075 after one step, measured).
     const auto fold = [](bool cloth_form) {
         Simulation<float> sim;
-        const auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(8, 4.0f, false)});
+        const auto cloth = add_mesh_cloth(sim, {.mesh = sheet_mesh<float>(8, 4.0f, false), .bend_stiffness = 3.0f});
         for (std::size_t v = 0; v < cloth.count(); ++v)
         {
             const auto p = sim.state().position(cloth.index(v));

@@ -653,8 +653,9 @@ void bind_simulation(py::module_& m, const std::string& suffix)
         py::arg("repair") = mesh_defaults.repair, py::arg("reorder") = mesh_defaults.reorder, py::arg("name") = "",
         "A cloth from any triangle mesh: a TriangleMesh (load_obj_mesh), or vertices (n, 3) and triangles (m, 3). "
         "One particle per vertex. material: a ClothMaterial, held by the implicit cloth solve (then leave "
-        "stiffness, bend_stiffness and mass_per_area alone); without one, a stretch spring per edge and a bend "
-        "spring across each shared edge. pinned: a callable of the vertex or an iterable of vertices (numbered "
+        "stiffness, bend_stiffness and mass_per_area alone); with one of those three and no material, a stretch "
+        "spring per edge and a bend spring across each shared edge; with neither, the default ClothMaterial. pinned: a "
+        "callable of the vertex or an iterable of vertices (numbered "
         "after repair).");
 
     const StrandOptions<T> strand_defaults{};

@@ -460,7 +460,8 @@ void check_stage_cloth(const Simulation<T>& sim, const Cloth<T>& cloth, const st
 }
 
 /// Which of a cloth's triangles still hold: a triangle with a torn or cut edge (no live spring
-/// between two of its corners, in any layer) feels no wind and is not rendered. Kept per stage and
+/// between two of its corners, in any layer) feels no wind and is not rendered; a material cloth's
+/// triangles all hold, its solve holding each of them. Kept per stage and
 /// recomputed only when the constraints' edit stamp moves, so a frame without tears reads flags.
 struct IntactTriangles
 {
@@ -541,12 +542,14 @@ const std::vector<std::uint8_t>& IntactTriangles::refresh(const ConstraintLayers
     const auto& triangles = of.triangles();
     intact.resize(triangles.size());
     broken = 0;
+    const bool held = ClothAccess::solve(of) != nullptr;
     for (std::size_t t = 0; t < triangles.size(); ++t)
     {
         const auto& tri = triangles[t];
         const std::size_t a = of.index(std::size_t(tri[0])), b = of.index(std::size_t(tri[1])),
                           c = of.index(std::size_t(tri[2]));
-        intact[t] = layers.joined(a, b) && layers.joined(b, c) && layers.joined(c, a) ? 1 : 0;
+        // A material cloth's solve holds every triangle, whatever the spring layers say.
+        intact[t] = held || (layers.joined(a, b) && layers.joined(b, c) && layers.joined(c, a)) ? 1 : 0;
         broken += intact[t] ? 0 : 1;
     }
     cloth = key;

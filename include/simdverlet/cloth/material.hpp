@@ -18,25 +18,23 @@ namespace simdverlet
 template <class T>
 struct ClothMaterial
 {
-    T density = T(0.2); ///< kg/m^2, > 0: weight per area. 0.2 is a shirt cotton (0.1 silk, 0.4 denim)
-    T stretch = T(1e4); ///< N/m, > 0: tensile stiffness, force per unit width per unit of strain of a strip
-                        ///< free to narrow (Young's modulus x thickness). A woven extends a few percent
-                        ///< under the 490 N/m of the Kawabata tensile test, so about 10^4 N/m; a knit
-                        ///< ten times less
-    T bending = T(0);   ///< N·m, >= 0: flexural rigidity, the moment per unit width that curves the cloth
-                        ///< to a radius of 1 m (cloth_bending.hpp). With the density it sets the bending
-                        ///< length c = (bending / (density g))^(1/3) of Peirce's cantilever: a shirt cotton
-                        ///< is about 10^-5 (c = 1.9 cm at 0.15 kg/m^2). 0, the default, adds no bending and
-                        ///< costs nothing; with bending the solve's factor is about three times larger.
-                        ///< The solve turns a stiff cloth only as far as its step lets it: see the guide
-    T damping = T(0);   ///< 1/s, >= 0: the rate at which the cloth's motion decays on its own,
-                        ///< v' = -damping v, whatever dt and substeps; 0 leaves it to the step's damping
+    T density = T(0.2);  ///< kg/m^2, > 0: weight per area. 0.2 is a shirt cotton (0.1 silk, 0.4 denim)
+    T stretch = T(1e4);  ///< N/m, > 0: tensile stiffness, force per unit width per unit of strain of a strip
+                         ///< free to narrow (Young's modulus x thickness). A woven extends a few percent
+                         ///< under the 490 N/m of the Kawabata tensile test, so about 10^4 N/m; a knit
+                         ///< ten times less
+    T bending = T(1e-5); ///< N·m, >= 0: flexural rigidity, the moment per unit width that curves the cloth
+                         ///< to a radius of 1 m (cloth_bending.hpp). With the density it sets the bending
+                         ///< length c = (bending / (density g))^(1/3) of Peirce's cantilever: 10^-5, the
+                         ///< default, is a shirt cotton (c = 1.7 cm at 0.2 kg/m^2); 0 adds no bending
+    T damping = T(0);    ///< 1/s, >= 0: the rate at which the cloth's motion decays on its own,
+                         ///< v' = -damping v, whatever dt and substeps; 0 leaves it to the step's damping
 
     // Fabrics by name, from published measurements where there are any (docs/decisions.md,
     // "Fabric presets", names each value's source). Bending rises silk < cotton < denim < leather.
 
-    /// A light silk (crepe de chine): 60 g/m^2, bending length about 1.8 cm.
-    static ClothMaterial silk() { return {.density = T(0.06), .stretch = T(5e3), .bending = T(3.5e-6)}; }
+    /// A light silk (crepe de chine): 60 g/m^2, bending length about 1.5 cm.
+    static ClothMaterial silk() { return {.density = T(0.06), .stretch = T(5e3), .bending = T(2e-6)}; }
     /// A cotton shirting: 150 g/m^2, bending length about 1.9 cm.
     static ClothMaterial cotton() { return {.density = T(0.15), .stretch = T(1e4), .bending = T(1e-5)}; }
     /// An 11 oz denim: 324 g/m^2, bending length about 3.0 cm.

@@ -42,9 +42,11 @@ struct MeshClothOptions
     TriangleMesh<T> mesh = {}; ///< the rest shape: positions, triangles, optional uvs. Sanitized on a copy
                                ///< (see `repair`); a curved rest shape is kept, not flattened
     std::optional<ClothMaterial<T>> material = std::nullopt; ///< the fabric in SI units (material.hpp). When
-        ///< given it decides the masses and the stretch, held by the implicit cloth solve (cloth_solve.hpp)
-        ///< instead of explicit springs, stable at any scale; stiffness, bend_stiffness and mass_per_area
-        ///< must then be left at their defaults
+        ///< given it decides the masses, the stretch and the bending, held by the implicit cloth solve
+        ///< (cloth_solve.hpp) instead of explicit springs, stable at any scale; stiffness, bend_stiffness and
+        ///< mass_per_area must then be left at their defaults. A cloth given neither a material nor any of
+        ///< those three gets the default ClothMaterial (a shirt cotton): a garment loaded from a file is in
+        ///< metres and kilograms, where the springs' defaults would be a unit-mass rubber sheet
     T stiffness = T(15); ///< >= 0: the sheet's stretch stiffness, as the stiffness of a grid cloth's
                          ///< spring of the same material (a grid's springs give it k per unit of
                          ///< strain across a unit width, whatever its spacing). Each spring gets its
@@ -140,6 +142,9 @@ void check_mesh_cloth_options(const Simulation<T>& sim, const MeshClothOptions<T
 template <class T>
 Cloth<T> add_mesh_cloth(Simulation<T>& sim, MeshClothOptions<T> options)
 {
+    if (const MeshClothOptions<T> defaults; !options.material && options.stiffness == defaults.stiffness &&
+                                            !options.bend_stiffness && options.mass_per_area == defaults.mass_per_area)
+        options.material = ClothMaterial<T>{};
     detail::check_mesh_cloth_options(sim, options);
     TriangleMesh<T> mesh = std::move(options.mesh);
     const std::string what = options.name.empty() ? "mesh cloth" : "mesh cloth '" + options.name + "'";

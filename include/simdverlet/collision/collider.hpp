@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "simdverlet/core/contact_planes.hpp"
 #include "simdverlet/core/error.hpp"
 #include "simdverlet/core/simd.hpp"
 #include "simdverlet/core/simulation.hpp"
@@ -170,6 +171,7 @@ class ColliderSet;
 
 namespace detail
 {
+
 template <class T>
 struct ColliderSetData;
 } // namespace detail
@@ -217,6 +219,18 @@ class Collider
     virtual bool has_vector_path() const noexcept { return true; }
 
     virtual ColliderKind kind() const noexcept = 0;
+
+    /// The contact planes of the particles `query` asks for (contact_planes.hpp): each particle
+    /// within query.reach_of(i) of being pushed out gets the plane this shape would push it out along,
+    /// the material's margin included, with the material's friction. An implicit cloth solve holds
+    /// its particles behind them during its iterations; the projection after it still has the
+    /// last word. Reads the shape only. A shape without planes (a collider written outside the
+    /// library) leaves its contacts to the projection alone.
+    virtual void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out) const
+    {
+        static_cast<void>(query);
+        static_cast<void>(out);
+    }
 
     /// Projects particles [begin, end) out of the shape; returns how many were penetrating.
     int project(State3<T>& state, std::size_t begin, std::size_t end)

@@ -70,6 +70,15 @@ class PlaneCollider : public Collider<T>
     const Vec3<T>& normal() const noexcept { return m_normal; }
     T offset() const noexcept { return m_offset; }
 
+    void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out) const override
+    {
+        const Vec3<double> n = m_normal.template cast<double>();
+        const double offset = double(m_offset) + double(this->material().margin);
+        for (std::size_t i = query.begin; i < query.end; ++i)
+            if (n.dot((*query.at)[i - query.begin]) - offset <= query.reach_of(i))
+                out.push_back({i, n, offset, double(this->material().friction)});
+    }
+
   protected:
     int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
     {
@@ -124,6 +133,17 @@ class SphereCollider : public Collider<T>
     }
     void set_inside(bool inside) noexcept { m_shape.inside = inside; }
     const Shape& shape() const noexcept { return m_shape; }
+
+    void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out) const override
+    {
+        const auto& m = this->material();
+        const double sign = m_shape.inside ? -1.0 : 1.0;
+        const Vec3<double> c = m_shape.center.template cast<double>();
+        for (std::size_t i = query.begin; i < query.end; ++i)
+            detail::add_radial_plane(i, (*query.at)[i - query.begin], c,
+                                     double(m_shape.radius) + sign * double(m.margin), sign, query.reach_of(i),
+                                     double(m.friction), out);
+    }
 
   protected:
     int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
@@ -180,6 +200,21 @@ class CapsuleCollider : public Collider<T>
     }
     void set_inside(bool inside) noexcept { m_shape.inside = inside; }
     const Shape& shape() const noexcept { return m_shape; }
+
+    void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out) const override
+    {
+        const auto& m = this->material();
+        const double sign = m_shape.inside ? -1.0 : 1.0;
+        const Vec3<double> a = m_shape.a.template cast<double>(), e = (m_shape.b - m_shape.a).template cast<double>();
+        const double e_len2 = e.squaredNorm();
+        for (std::size_t i = query.begin; i < query.end; ++i)
+        {
+            const Vec3<double>& at = (*query.at)[i - query.begin];
+            const double t = e_len2 < 1e-20 ? 0.0 : std::clamp((at - a).dot(e) / e_len2, 0.0, 1.0);
+            detail::add_radial_plane(i, at, a + t * e, double(m_shape.radius) + sign * double(m.margin), sign,
+                                     query.reach_of(i), double(m.friction), out);
+        }
+    }
 
   protected:
     int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
@@ -244,6 +279,52 @@ class BoxCollider : public Collider<T>
     }
     void set_inside(bool inside) noexcept { m_shape.inside = inside; }
     const Shape& shape() const noexcept { return m_shape; }
+
+    /// A room gives a plane for each wall within reach; a crate the plane of the face a particle
+    /// inside would leave by (its least penetration, as the projection pushes), or outside the
+    /// face it is farthest beyond, which supports the whole box.
+    void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out) const override
+    {
+        const double margin = double(this->material().margin), friction = double(this->material().friction);
+        const Vec3<double> lo = m_shape.min.template cast<double>(), hi = m_shape.max.template cast<double>();
+        for (std::size_t i = query.begin; i < query.end; ++i)
+        {
+            const Vec3<double>& at = (*query.at)[i - query.begin];
+            const double reach = query.reach_of(i);
+            if (m_shape.inside)
+            {
+                for (int k = 0; k < 3; ++k)
+                {
+                    if (at[k] - (lo[k] + margin) <= reach)
+                        out.push_back({i, Vec3<double>::Unit(k), lo[k] + margin, friction});
+                    if ((hi[k] - margin) - at[k] <= reach)
+                        out.push_back({i, -Vec3<double>::Unit(k), -(hi[k] - margin), friction});
+                }
+                continue;
+            }
+            // Signed distance beyond each face (negative inside); the face of the largest is the
+            // one a particle inside is nearest to leaving by, or an outside one is beyond.
+            int face = 0;
+            double beyond = -HUGE_VAL;
+            for (int k = 0; k < 6; ++k)
+            {
+                const int axis = k / 2;
+                const double d = k % 2 == 0 ? (lo[axis] - margin) - at[axis] : at[axis] - (hi[axis] + margin);
+                if (d > beyond)
+                {
+                    beyond = d;
+                    face = k;
+                }
+            }
+            if (beyond > reach)
+                continue;
+            const int axis = face / 2;
+            if (face % 2 == 0)
+                out.push_back({i, -Vec3<double>::Unit(axis), -(lo[axis] - margin), friction});
+            else
+                out.push_back({i, Vec3<double>::Unit(axis), hi[axis] + margin, friction});
+        }
+    }
 
   protected:
     int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
@@ -357,11 +438,27 @@ class SdfCollider : public Collider<T>
     }
     const Shape& shape() const noexcept { return m_shape; }
 
+    /// The field's tangent plane at each particle within reach: linear in the step, as the
+    /// projection's push along the gradient is.
+    void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out) const override
+    {
+        const auto& m = this->material();
+        for (std::size_t i = query.begin; i < query.end; ++i)
+        {
+            const Vec3<T> x = (*query.at)[i - query.begin].template cast<T>();
+            const T distance = m_shape.field(x);
+            if (!(distance - m.margin <= T(query.reach_of(i))))
+                continue;
+            const Vec3<double> g = gradient(x).template cast<double>();
+            out.push_back(
+                {i, g, g.dot(x.template cast<double>()) + double(m.margin) - double(distance), double(m.friction)});
+        }
+    }
+
   protected:
     int project_range(const StateArrays<T>& s, std::size_t begin, std::size_t end) override
     {
         const auto& m = this->material();
-        const T e = m_shape.epsilon;
         const Field& f = m_shape.field;
         return kernels::project_lanes_scalar(s, begin, end, [&](kernels::ParticleLanes<T>& p, bool) {
             bool touched = false;
@@ -371,12 +468,7 @@ class SdfCollider : public Collider<T>
                 const T depth = m.margin - f(x);
                 if (!(depth > T(0)))
                     break;
-                Vec3<T> g(f(x + Vec3<T>(e, 0, 0)) - f(x - Vec3<T>(e, 0, 0)),
-                          f(x + Vec3<T>(0, e, 0)) - f(x - Vec3<T>(0, e, 0)),
-                          f(x + Vec3<T>(0, 0, e)) - f(x - Vec3<T>(0, 0, e)));
-                const T g_len = g.norm();
-                // A flat spot of the field has no gradient: push along +y, as spheres do.
-                g = g_len < T(1e-20) ? Vec3<T>(0, 1, 0) : Vec3<T>(g / g_len);
+                const Vec3<T> g = gradient(x);
                 touched = detail::respond(p, g.x(), g.y(), g.z(), depth, true, m) || touched;
             }
             return touched;
@@ -384,6 +476,19 @@ class SdfCollider : public Collider<T>
     }
 
   private:
+    /// The field's unit gradient by central differences; a flat spot has none, and pushes along
+    /// +y, as spheres do.
+    Vec3<T> gradient(const Vec3<T>& x) const
+    {
+        const Field& f = m_shape.field;
+        const T e = m_shape.epsilon;
+        const Vec3<T> g(f(x + Vec3<T>(e, 0, 0)) - f(x - Vec3<T>(e, 0, 0)),
+                        f(x + Vec3<T>(0, e, 0)) - f(x - Vec3<T>(0, e, 0)),
+                        f(x + Vec3<T>(0, 0, e)) - f(x - Vec3<T>(0, 0, e)));
+        const T length = g.norm();
+        return length < T(1e-20) ? Vec3<T>(0, 1, 0) : Vec3<T>(g / length);
+    }
+
     static void check_epsilon(T epsilon)
     {
         if (!std::isfinite(epsilon) || !(epsilon > T(0)))
@@ -432,6 +537,33 @@ struct ColliderSetData
     /// collider in order to its own particles (a particle's colliders stay in series, and an
     /// SdfCollider's field must then be safe to call from several threads).
     void project(World<T>& world, State3<T>& state);
+
+    /// The planes of every enabled collider, in list order, for the queried particles the set's
+    /// range covers.
+    void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out, std::size_t particles) const
+    {
+        const auto [begin, end] = range.resolve(particles);
+        if (begin <= query.begin && query.end <= end)
+        {
+            for (const auto& c : colliders)
+                if (c->enabled)
+                    c->add_planes(query, out);
+            return;
+        }
+        // Part of the query: the covered particles' positions, renumbered from their first.
+        const std::size_t first = std::max(query.begin, begin), last = std::min(query.end, end);
+        if (first >= last)
+            return;
+        const auto slice = [&](const std::vector<Vec3<double>>* all) {
+            return std::vector<Vec3<double>>(all->begin() + std::ptrdiff_t(first - query.begin),
+                                             all->begin() + std::ptrdiff_t(last - query.begin));
+        };
+        const std::vector<Vec3<double>> at = slice(query.at), from = slice(query.from);
+        const PlaneQuery covered{.begin = first, .end = last, .at = &at, .from = &from, .reach = query.reach};
+        for (const auto& c : colliders)
+            if (c->enabled)
+                c->add_planes(covered, out);
+    }
 };
 
 template <class T>
@@ -576,8 +708,13 @@ ColliderSet<T> add_colliders(Simulation<T>& sim, ColliderSetOptions options = {}
     data->range = options.range;
     data->relaxations = options.relaxations;
     (data->colliders.push_back(std::make_unique<Colliders>(std::move(colliders))), ...);
-    detail::register_projection(sim, data, options.name, "collider set",
-                                [](auto& d, auto& world, State3<T>& state) { d.project(world, state); });
+    const auto registration = detail::register_projection(
+        sim, data, options.name, "collider set",
+        [](auto& d, auto& world, State3<T>& state) { d.project(world, state); });
+    detail::world_of(sim)->add_plane_source(registration, [d = data.get(), w = detail::world_of(sim).get()](
+                                                              const PlaneQuery& query, std::vector<ContactPlane>& out) {
+        d->add_planes(query, out, w->size());
+    });
     return ColliderSet<T>(std::move(data));
 }
 

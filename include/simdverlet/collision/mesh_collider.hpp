@@ -182,6 +182,65 @@ class TriangleMeshCollider : public Collider<T>
         m_grids = std::move(tiled);
     }
 
+    /// The plane of each queried particle's nearest feature of the mesh within reach of its
+    /// clearance (thickness and margin): the face's own plane where the nearest point is inside a
+    /// face, else the plane across the line to the nearest edge or corner, on the side the particle
+    /// started the step on (two-sided) or in front (one-sided), as the projection pushes. Runs of
+    /// sixteen particles share one query of the tree. The mesh where it stands now: a mesh moved
+    /// this call is swept by the projection after the solve.
+    void add_planes(const PlaneQuery& query, std::vector<ContactPlane>& out) const override
+    {
+        const T clearance = m_thickness + this->material().margin;
+        const double friction = double(this->material().friction);
+        std::vector<std::uint32_t> faces;
+        for (std::size_t first = query.begin; first < query.end; first += kBlock)
+        {
+            const std::size_t last = std::min(query.end, first + kBlock);
+            detail::Bounds<T> box;
+            T widest = T(0);
+            for (std::size_t i = first; i < last; ++i)
+            {
+                const Vec3<double>& at = (*query.at)[i - query.begin];
+                box.add(T(at.x()), T(at.y()), T(at.z()));
+                widest = std::max(widest, T(query.reach_of(i)));
+            }
+            m_tree.query(box.grown(clearance + widest), m_boxes, faces);
+            if (faces.empty())
+                continue;
+            for (std::size_t i = first; i < last; ++i)
+            {
+                const Vec3<T> at = (*query.at)[i - query.begin].template cast<T>();
+                const Vec3<T> from = (*query.from)[i - query.begin].template cast<T>();
+                const T reach = clearance + T(query.reach_of(i));
+                detail::Nearest<T> nearest(reach * reach);
+                for (const std::uint32_t k : faces)
+                {
+                    // The face's box first: most faces of the block's search are out of this
+                    // particle's reach.
+                    const detail::Bounds<T>& b = m_boxes[k];
+                    T gap2 = T(0);
+                    for (int c = 0; c < 3; ++c)
+                    {
+                        const T gap = std::max({b.lo[std::size_t(c)] - at[c], at[c] - b.hi[std::size_t(c)], T(0)});
+                        gap2 += gap * gap;
+                    }
+                    if (!(gap2 < nearest.d2))
+                        continue;
+                    const detail::Face<T>& f = m_faces[k];
+                    const Vec3<T> a(f.a[0], f.a[1], f.a[2]), n(f.n[0], f.n[1], f.n[2]);
+                    const T side = m_two_sided && n.dot(from - a) < T(0) ? T(-1) : T(1);
+                    nearest.consider(f, at.x(), at.y(), at.z(), n.dot(at - a), n.x(), n.y(), n.z(), side, true);
+                }
+                if (!(nearest.d2 < reach * reach))
+                    continue;
+                const auto normal = detail::closest_normal(nearest, m_two_sided);
+                const Vec3<double> nd(double(normal.nx), double(normal.ny), double(normal.nz));
+                const Vec3<double> closest = (at - Vec3<T>(nearest.qx, nearest.qy, nearest.qz)).template cast<double>();
+                out.push_back({i, nd, nd.dot(closest) + double(clearance), friction});
+            }
+        }
+    }
+
     /// The grids set_particle_grids was given, in increasing order of their first particle.
     std::vector<ParticleGrid> particle_grids() const
     {

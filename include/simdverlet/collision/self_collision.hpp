@@ -423,7 +423,7 @@ void collect_bonds(SelfCollisionData<T>& d, std::size_t begin, std::size_t end)
     for (const Cloth<T>& cloth : d.cloths)
         if (const auto* solve = ClothAccess::solve(cloth); solve && !cloth.removed())
             for (const auto& e : solve->edges)
-                pairs.push_back({std::int32_t(solve->base) + e.a, std::int32_t(solve->base) + e.b});
+                pairs.push_back({std::int32_t(solve->base) + e[0], std::int32_t(solve->base) + e[1]});
     d.candidates.bonds.assign(begin, end, pairs);
     d.bonded_edges = pairs.size();
 }

@@ -129,16 +129,18 @@ std::string stage_name(const StageRegistry<Fn>& registry, const std::string& giv
     return name;
 }
 
-/// Registers `run(data, world, state)` as the position projection `name`, tied to the stage's link.
+/// Registers `run(data, world, state)` as the position projection `name`, tied to the stage's link,
+/// and returns the registration token the projection owns.
 template <class T, class Data, class Run>
-void register_projection(Simulation<T>& sim, const std::shared_ptr<Data>& data, const std::string& name,
-                         const std::string& kind, Run run)
+Registration register_projection(Simulation<T>& sim, const std::shared_ptr<Data>& data, const std::string& name,
+                                 const std::string& kind, Run run)
 {
     const auto registration = tie_link(sim, *data, name, kind, &World<T>::remove_position_projection);
     sim.add_position_projection(name, [data, w = world_of(sim).get(), registration, run](State3<T>& state, T) {
         static_cast<void>(registration); // owned here: see Registration
         run(*data, *w, state);
     });
+    return registration;
 }
 
 /// The base of a stage handle over the stage's shared data `Data`, which holds a StageLink<T>

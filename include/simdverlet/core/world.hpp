@@ -21,6 +21,7 @@
 
 #include "simdverlet/core/constraint_layers.hpp"
 #include "simdverlet/core/constraints.hpp"
+#include "simdverlet/core/contact_planes.hpp"
 #include "simdverlet/core/controllers.hpp"
 #include "simdverlet/core/error.hpp"
 #include "simdverlet/core/log.hpp"
@@ -111,6 +112,23 @@ class World
         m_edits.add(name, std::move(fn), on);
     }
     bool remove_constraint_edit(const std::string& name) { return drop_state(name, m_edits.remove(name)); }
+
+    // ---- contact planes (an implicit solve reads them) ----------------------------------------
+
+    /// Adds a source of contact planes that lives as long as `alive` (a stage's registration
+    /// token): removing the stage removes its planes, in registration order among the others.
+    void add_plane_source(std::weak_ptr<const void> alive, PlaneSource source)
+    {
+        m_plane_sources.push_back({std::move(alive), std::move(source)});
+    }
+
+    /// Asks every live source for the planes of `query`, in registration order.
+    void collect_planes(const PlaneQuery& query, std::vector<ContactPlane>& out)
+    {
+        std::erase_if(m_plane_sources, [](const auto& s) { return s.first.expired(); });
+        for (const auto& [alive, source] : m_plane_sources)
+            source(query, out);
+    }
 
     // ---- stage state (snapshots) --------------------------------------------------------------
 
@@ -632,6 +650,7 @@ class World
     std::uint64_t m_next_id = 1;
     std::uint64_t m_steps = 0;
     CallProgress<T> m_call;
+    std::vector<std::pair<std::weak_ptr<const void>, PlaneSource>> m_plane_sources;
     simd::AlignedVector<T> m_packed; ///< the solve's packed positions (solve_view); scratch, not state
     bool m_pack_positions = false;   ///< the last solve read scattered neighbours (note_scattered_slots)
     bool m_vectorized = true;

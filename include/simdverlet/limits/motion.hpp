@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "simdverlet/core/contact_planes.hpp"
 #include "simdverlet/core/error.hpp"
 #include "simdverlet/core/handle.hpp"
 #include "simdverlet/core/simd.hpp"
@@ -115,6 +116,28 @@ M follow_target(kernels::ParticleLanes<V>& p, const M& movable, const V& tx, con
         }
     }
     return moved;
+}
+
+/// The planes an implicit solve holds the queried particles behind: for one within reach of its
+/// max distance, the tangent plane of that sphere where the line from its target runs through it;
+/// for one within reach of its backstop, the backstop sphere's tangent plane. Frictionless.
+template <class T>
+void add_motion_planes(const MotionData<T>& d, const PlaneQuery& query, std::vector<ContactPlane>& out)
+{
+    const std::size_t begin = std::max(query.begin, d.begin), end = std::min(query.end, d.begin + d.count);
+    for (std::size_t i = begin; i < end; ++i)
+    {
+        const std::size_t k = i - d.first;
+        const Vec3<double>& at = (*query.at)[i - query.begin];
+        const Vec3<double> target(double(d.tx[k]), double(d.ty[k]), double(d.tz[k]));
+        add_radial_plane(i, at, target, double(d.max_distance[k]), -1.0, query.reach_of(i), 0.0, out);
+        if (d.backstop_radius > T(0))
+        {
+            const Vec3<double> normal(double(d.nx[k]), double(d.ny[k]), double(d.nz[k]));
+            const Vec3<double> centre = target - normal * double(d.backstop_radius + d.backstop_distance);
+            add_radial_plane(i, at, centre, double(d.backstop_radius), 1.0, query.reach_of(i), 0.0, out);
+        }
+    }
 }
 
 template <class T>
@@ -315,9 +338,12 @@ MotionConstraints<T> add_motion_constraints(Simulation<T>& sim, MotionConstraint
         data->tz[at] = p.z();
         data->max_distance[at] = options.max_distance;
     }
-    detail::register_projection(
+    const auto registration = detail::register_projection(
         sim, data, options.name, "motion constraints",
         [](auto& d, auto& world, State3<T>& state) { detail::follow_targets(d, world, state); });
+    world->add_plane_source(registration, [d = data.get()](const PlaneQuery& query, std::vector<ContactPlane>& out) {
+        detail::add_motion_planes(*d, query, out);
+    });
     sim.add_stage_state(options.name, detail::motion_state(data));
     data->protection = world->protect_range(data->begin, data->begin + data->count,
                                             "motion constraints '" + options.name + "'");

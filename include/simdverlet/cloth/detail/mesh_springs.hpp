@@ -179,26 +179,35 @@ std::shared_ptr<ClothSolveData<T>> material_solve(const TriangleMesh<T>& mesh, c
     const std::size_t n = mesh.vertices.size();
     solve->base = base;
     solve->count = n;
-    solve->damping = material.damping;
+    solve->damping = double(material.damping);
     for (const auto& s : plan.stretch)
-        solve->edges.push_back({std::int32_t(particle_of[std::size_t(s.a)]),
-                                std::int32_t(particle_of[std::size_t(s.b)]), s.rest, s.stiffness});
+        solve->edges.push_back(
+            {std::int32_t(particle_of[std::size_t(s.a)]), std::int32_t(particle_of[std::size_t(s.b)])});
+    solve->energy.stretch.stretch = double(material.stretch);
+    for (const auto& t : mesh.triangles)
+    {
+        const std::array<std::int32_t, 3> corner = {std::int32_t(particle_of[std::size_t(t[0])]),
+                                                    std::int32_t(particle_of[std::size_t(t[1])]),
+                                                    std::int32_t(particle_of[std::size_t(t[2])])};
+        solve->energy.stretch.triangles.push_back(
+            MembraneTerm::triangle(corner, mesh.vertices[std::size_t(t[0])].template cast<double>(),
+                                   mesh.vertices[std::size_t(t[1])].template cast<double>(),
+                                   mesh.vertices[std::size_t(t[2])].template cast<double>()));
+    }
     if (material.bending > T(0))
-        solve->bending = bend_stencils(mesh, particle_of, double(material.bending));
-    solve->mass.resize(n);
+        solve->energy.bending.stencils = bend_stencils(mesh, particle_of, double(material.bending));
+    solve->energy.inertia.mass.resize(n);
     for (std::size_t v = 0; v < n; ++v)
-        solve->mass[particle_of[v]] = plan.mass[v];
+        solve->energy.inertia.mass[particle_of[v]] = double(plan.mass[v]);
     return solve;
 }
 
-/// The stretch a material cloth's springs get: the springs' rule makes the sheet's stiffness under
-/// a stretch that holds its width E (its Poisson ratio is 1/3); a material's stretch is the
-/// stiffness of a strip free to narrow, which is (1 - 1/9) of that, so the springs get 9/8 of it
-/// (docs/decisions.md).
+/// What a material cloth takes of a mesh's plan: its edges and its masses (the membrane and the
+/// bending are the solve's, from the triangles).
 template <class T>
 MeshClothPlan<T> plan_material_cloth(const TriangleMesh<T>& mesh, const ClothMaterial<T>& material)
 {
-    return plan_mesh_cloth(mesh, material.stretch * T(9) / T(8), T(0), material.density);
+    return plan_mesh_cloth(mesh, material.stretch, T(0), material.density);
 }
 
 /// What a cloth given a material must pass, grid or mesh (`what` names it): a sound material, no
