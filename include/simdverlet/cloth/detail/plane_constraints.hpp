@@ -89,7 +89,9 @@ class PlaneConstraints
     {
         for (Held& h : m_held)
         {
-            if (!touch(h, x[h.particle]) & !touch(h, predicted[h.particle]))
+            const bool inertia = touch(h, x[h.particle]); // both: each activates its own planes
+            const bool prediction = touch(h, predicted[h.particle]);
+            if (!inertia && !prediction)
                 continue;
             h.hold = Hold::stick;
             h.moving = along_planes(h) * (x[h.particle] - h.anchor);
