@@ -66,7 +66,7 @@ void drape(Drape& d, const Fabric& fabric)
     const sv::ContactMaterial<float> on_ball{.friction = 0.5f, .margin = 0.002f};
     world.add(sv::SphereCollider<float>({.center = kBall, .radius = kRadius}, on_ball));
     world.add(sv::PlaneCollider<float>({.normal = {0, -1, 0}, .offset = -0.5f}, on_ball));
-    const sv::StepParams<float> params{.gravity = {0, 9.81f, 0}, .substeps = 16};
+    const sv::StepParams<float> params{.gravity = {0, 9.81f, 0}, .substeps = 4};
     for (int frame = 0; frame < 180; ++frame)
         d.sim.step(params);
     const auto drop = [&](int c, int r) { return d.cloth->position(c, r).y() - kTop; };

@@ -2,10 +2,12 @@
 """Runs every example twice into two empty folders and checks that each SVG it writes
 parses as XML (xml.etree, a real parser), draws something, and is byte-identical across the two
 runs. With --committed DIR, also checks that docs/figures holds exactly what the examples draw
-now, so a committed figure cannot go stale.
+now, so a committed figure cannot go stale. The two runs go side by side: each is one process at a
+time, and the material-cloth examples take most of a minute each.
 
     check_figures.py [--committed DIR] EXAMPLE...
 """
+import concurrent.futures
 import filecmp
 import os
 import subprocess
@@ -29,7 +31,9 @@ def main(argv):
     examples = argv
     problems = []
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        first, second = run_all(examples, a), run_all(examples, b)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            runs = [pool.submit(run_all, examples, folder) for folder in (a, b)]
+            first, second = (run.result() for run in runs)
         if first != second:
             problems.append(f"the two runs wrote different files: {first} vs {second}")
         for name in first:

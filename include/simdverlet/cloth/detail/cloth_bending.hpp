@@ -104,6 +104,10 @@ void add_mixed_areas(const Vec3<T>& p0, const Vec3<T>& p1, const Vec3<T>& p2, st
     }
 }
 
+/// A Cholesky pivot of the fit's normal equations below this share of their largest diagonal
+/// entry: a ring too close to a line or a conic to fix a quadratic.
+inline constexpr double kSingularPivot = 1e-12;
+
 /// The shape operator's least-squares fit at a vertex: the normal displacement u of each
 /// neighbour, at d_k in the vertex's tangent frame, is g . d_k + d_k^T S d_k / 2 for a quadratic
 /// surface, so the fit of (g, S) to the ring is exact for any quadratic surface on any ring of five
@@ -117,23 +121,57 @@ inline bool shape_operator_rows(const std::vector<Eigen::Vector2d>& ring, std::a
         scale += d.norm() / double(k);
     if (k < 5 || !(scale > 0.0))
         return false;
-    // In units of the ring's size, so that the rank test compares like with like.
-    Eigen::MatrixXd A(Eigen::Index(k), 5);
+    // In units of the ring's size, so that the rank test compares like with like. The normal
+    // equations N (g, S) = A^T u with N = A^T A are summed and solved by Cholesky in one written
+    // order (fixed_order.hpp says why Eigen's products are not used).
+    std::vector<std::array<double, 5>> a(k);
+    Eigen::Matrix<double, 5, 5> normal = Eigen::Matrix<double, 5, 5>::Zero();
     for (std::size_t j = 0; j < k; ++j)
     {
         const Eigen::Vector2d d = ring[j] / scale;
-        A.row(Eigen::Index(j)) << d.x(), d.y(), d.x() * d.x() / 2, d.x() * d.y(), d.y() * d.y() / 2;
+        a[j] = {d.x(), d.y(), d.x() * d.x() / 2, d.x() * d.y(), d.y() * d.y() / 2};
+        for (int r = 0; r < 5; ++r)
+            for (int c = 0; c < 5; ++c)
+                normal(r, c) += a[j][std::size_t(r)] * a[j][std::size_t(c)];
     }
-    const Eigen::Matrix<double, 5, 5> normal = A.transpose() * A;
-    const Eigen::FullPivLU<Eigen::Matrix<double, 5, 5>> lu(normal);
-    if (lu.rank() < 5)
-        return false;
-    const Eigen::MatrixXd fit = lu.solve(A.transpose()); // 5 x k: (g, S) from the ring's u
-    for (std::size_t c = 0; c < 3; ++c)
+    Eigen::Matrix<double, 5, 5> L = Eigen::Matrix<double, 5, 5>::Zero();
+    const double largest = normal.diagonal().maxCoeff();
+    for (int c = 0; c < 5; ++c)
     {
+        double pivot = normal(c, c);
+        for (int m = 0; m < c; ++m)
+            pivot -= L(c, m) * L(c, m);
+        if (!(pivot > kSingularPivot * largest)) // the ring cannot tell all five apart
+            return false;
+        L(c, c) = std::sqrt(pivot);
+        for (int r = c + 1; r < 5; ++r)
+        {
+            double sum = normal(r, c);
+            for (int m = 0; m < c; ++m)
+                sum -= L(r, m) * L(c, m);
+            L(r, c) = sum / L(c, c);
+        }
+    }
+    for (std::size_t c = 0; c < 3; ++c)
         rows[c].resize(k);
-        for (std::size_t j = 0; j < k; ++j)
-            rows[c][j] = fit(Eigen::Index(2 + c), Eigen::Index(j)) / (scale * scale);
+    for (std::size_t j = 0; j < k; ++j)
+    {
+        // Column j of N^-1 A^T: what neighbour j's u adds to (g, S).
+        std::array<double, 5> y = a[j];
+        for (int r = 0; r < 5; ++r)
+        {
+            for (int m = 0; m < r; ++m)
+                y[std::size_t(r)] -= L(r, m) * y[std::size_t(m)];
+            y[std::size_t(r)] /= L(r, r);
+        }
+        for (int r = 4; r >= 0; --r)
+        {
+            for (int m = r + 1; m < 5; ++m)
+                y[std::size_t(r)] -= L(m, r) * y[std::size_t(m)];
+            y[std::size_t(r)] /= L(r, r);
+        }
+        for (std::size_t c = 0; c < 3; ++c)
+            rows[c][j] = y[2 + c] / (scale * scale);
     }
     return true;
 }

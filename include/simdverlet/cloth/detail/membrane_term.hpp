@@ -20,6 +20,8 @@
 
 #include <Eigen/Core>
 
+#include "simdverlet/cloth/detail/fixed_order.hpp"
+
 namespace simdverlet::detail
 {
 
@@ -158,7 +160,7 @@ class MembraneTerm
                 s(2, 2) = m.out[0] * g0 * g0 + m.out[1] * g1 * g1;
                 Eigen::Matrix3d U;
                 U << m.u[0], m.u[1], m.u[2];
-                blocks[std::size_t(t.corner[std::size_t(j)])] += U * s * U.transpose();
+                blocks[std::size_t(t.corner[std::size_t(j)])] += sandwich(U, s);
             }
         }
     }
@@ -212,7 +214,7 @@ class MembraneTerm
         else
             p.v[0] = Eigen::Vector2d::UnitX(); // stretched alike every way: any pair will do
         p.v[1] = Eigen::Vector2d(-p.v[0].y(), p.v[0].x());
-        const Eigen::Vector3d f0 = F * p.v[0], f1 = F * p.v[1];
+        const Eigen::Vector3d f0 = times(F, p.v[0]), f1 = times(F, p.v[1]);
         p.u[0] = p.s[0] > kTiny ? Eigen::Vector3d(f0 / p.s[0]) : Eigen::Vector3d::UnitX();
         Eigen::Vector3d u1 = f1 - p.u[0].dot(f1) * p.u[0];
         if (!(u1.norm() > kTiny))

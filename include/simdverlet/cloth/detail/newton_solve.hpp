@@ -18,6 +18,7 @@
 #include <Eigen/Dense>
 
 #include "simdverlet/cloth/detail/cloth_bending.hpp"
+#include "simdverlet/cloth/detail/fixed_order.hpp"
 #include "simdverlet/cloth/detail/inertia_term.hpp"
 #include "simdverlet/cloth/detail/membrane_term.hpp"
 #include "simdverlet/cloth/detail/plane_constraints.hpp"
@@ -205,7 +206,7 @@ class NewtonSolve
             if (m_filter[i] == kPinned)
                 v[i].setZero();
             else if (m_filter[i] >= 0)
-                v[i] = m_blocks[std::size_t(m_filter[i])] * v[i];
+                v[i] = times(m_blocks[std::size_t(m_filter[i])], v[i]);
     }
 
     void prepare_diagonal(const ClothEnergy& energy)
@@ -220,7 +221,7 @@ class NewtonSolve
     {
         factor.solve(r, z);
         for (std::size_t i = 0; i < r.size(); ++i)
-            z[i] += kDiagonalWeight * (m_diagonal[i] * r[i]);
+            z[i] += kDiagonalWeight * times(m_diagonal[i], r[i]);
         filter(z);
     }
 

@@ -19,6 +19,7 @@
 #include <Eigen/Core>
 #include <Eigen/Dense>
 
+#include "simdverlet/cloth/detail/fixed_order.hpp"
 #include "simdverlet/core/contact_planes.hpp"
 
 namespace simdverlet::detail
@@ -94,7 +95,7 @@ class PlaneConstraints
             if (!inertia && !prediction)
                 continue;
             h.hold = Hold::stick;
-            h.moving = along_planes(h) * (x[h.particle] - h.anchor);
+            h.moving = times(along_planes(h), Eigen::Vector3d(x[h.particle] - h.anchor));
             if (h.moving.norm() > kMoving * (1.0 + h.anchor.norm()))
                 h.hold = Hold::slide;
         }
@@ -137,7 +138,7 @@ class PlaneConstraints
         }
         if (h.hold == Hold::stick)
         {
-            set += S * (h.anchor - x);
+            set += times(S, Eigen::Vector3d(h.anchor - x));
             S.setZero();
         }
     }
@@ -185,7 +186,6 @@ class PlaneConstraints
             }
             double normal_force = 0.0, bound = 0.0;
             Eigen::Vector3d tangential = f;
-            Eigen::Matrix3d along = Eigen::Matrix3d::Identity();
             bool let_go = false;
             for (int j = 0; j < b.count; ++j)
             {
@@ -199,7 +199,6 @@ class PlaneConstraints
                 normal_force += push[std::size_t(j)];
                 bound += p.friction * push[std::size_t(j)];
                 tangential -= push[std::size_t(j)] * p.normal;
-                along -= b.e[std::size_t(j)] * b.e[std::size_t(j)].transpose();
             }
             h.normal_force = normal_force;
             if (std::none_of(h.active.begin(), h.active.end(), [](bool a) { return a; }))
@@ -222,7 +221,7 @@ class PlaneConstraints
                 continue;
             // Sliding, friction opposes the motion it came in with; where that friction has
             // turned the motion back within the step, the particle has stopped, and sticks.
-            const Eigen::Vector3d slid = along * (x[h.particle] - h.anchor);
+            const Eigen::Vector3d slid = times(along_planes(h), Eigen::Vector3d(x[h.particle] - h.anchor));
             if (slid.dot(h.moving) < 0.0)
             {
                 h.hold = Hold::stick;
