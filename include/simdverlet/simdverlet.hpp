@@ -29,6 +29,7 @@
 
 // collision: shapes, triangle meshes, self-collision
 #include "simdverlet/collision/collider.hpp"
+#include "simdverlet/collision/collider_set.hpp"
 #include "simdverlet/collision/colliders.hpp"
 #include "simdverlet/collision/mesh_collider.hpp"
 #include "simdverlet/collision/self_collision.hpp"

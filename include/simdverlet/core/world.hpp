@@ -662,10 +662,6 @@ class World
     std::size_t m_grain = 8192;
 };
 
-} // namespace detail
-
-namespace detail
-{
 /// What a handle calls before it touches its simulation: the world, or a logic_error naming the
 /// handle when the simulation is gone.
 template <class T>
