@@ -512,3 +512,50 @@ TEST_CASE("a material cloth lands on a triangle-mesh floor at the floor's thickn
         CHECK(worst_edge_strain(sheet, mesh) < 1e-3);
     }
 }
+
+TEST_CASE("a material cloth on a mesh platform that speeds up is carried by static friction and slips without it")
+{
+    // A sheet resting on a mesh platform that accelerates along x at 2 m/s^2 for a second (moved
+    // by set_vertices each frame, 1 m in all): with mu = 0.8 static friction can supply up to
+    // 7.8 m/s^2, so the sheet rides along with the platform; with mu = 0.1 (0.98 m/s^2) it slips
+    // and falls behind; without friction nothing moves it along at all. Either way it stays on the
+    // platform's shell.
+    const double thickness = 0.01, floor = 0.05, a = 2.0;
+    auto mesh = testing::grid_mesh<double>(10, 10, 0.02, true);
+    for (auto& v : mesh.vertices)
+        v = Vec3<double>(v.x(), floor - thickness, v.y());
+    const std::vector<Vec3<double>> plate = {{-1, floor, -1}, {3, floor, -1}, {3, floor, 2}, {-1, floor, 2}};
+    for (const double mu : {0.8, 0.1, 0.0})
+    {
+        Simulation<double> sim;
+        const auto sheet = add_mesh_cloth(sim, {.mesh = mesh, .material = ClothMaterial<double>::cotton()});
+        auto colliders = add_colliders(sim, {});
+        auto& platform = colliders.add(TriangleMeshCollider<double>(
+            {.vertices = plate, .triangles = {{0, 1, 2}, {0, 2, 3}}, .thickness = thickness}, {.friction = mu}));
+        const StepParams<double> frame{.dt = 1.0 / 60, .gravity = {0, 9.81, 0}, .substeps = 4};
+        for (int f = 0; f < 10; ++f)
+            sim.step(frame);
+        const Vec3<double> start = sheet.position(0);
+        for (int f = 1; f <= 60; ++f)
+        {
+            const double t = f / 60.0;
+            std::vector<Vec3<double>> moved = plate;
+            for (auto& v : moved)
+                v.x() += 0.5 * a * t * t;
+            platform.set_vertices(moved);
+            sim.step(frame);
+        }
+        const double carried = sheet.position(0).x() - start.x();
+        INFO("mu " << mu << ": carried " << carried << " m of the platform's 1 m");
+        if (mu == 0.8)
+            CHECK(carried == Approx(1.0).epsilon(0.01));
+        else if (mu == 0.1)
+            CHECK((carried > 0.1 && carried < 0.6));
+        else
+            CHECK(std::abs(carried) < 1e-9);
+        double off = 0;
+        for (std::size_t v = 0; v < sheet.count(); ++v)
+            off = std::max(off, std::abs(sheet.position(v).y() - (floor - thickness)));
+        CHECK(off < 1e-6);
+    }
+}

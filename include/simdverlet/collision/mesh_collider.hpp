@@ -192,6 +192,13 @@ class TriangleMeshCollider : public Collider<T>
     {
         const T clearance = m_thickness + this->material().margin;
         const double friction = double(this->material().friction);
+        if (m_moving && m_carried_call != query.call)
+        {
+            // The call's first step: the move it carries, kept for its later steps.
+            m_carried_from = m_previous_faces;
+            m_carried_call = query.call;
+        }
+        const bool carrying = m_carried_call == query.call && !m_carried_from.empty();
         std::vector<std::uint32_t> faces;
         for (std::size_t first = query.begin; first < query.end; first += kBlock)
         {
@@ -213,6 +220,7 @@ class TriangleMeshCollider : public Collider<T>
                 const Vec3<T> from = (*query.from)[i - query.begin].template cast<T>();
                 const T reach = clearance + T(query.reach_of(i));
                 detail::Nearest<T> nearest(reach * reach);
+                std::uint32_t nearest_face = 0;
                 for (const std::uint32_t k : faces)
                 {
                     // The face's box first: most faces of the block's search are out of this
@@ -229,14 +237,16 @@ class TriangleMeshCollider : public Collider<T>
                     const detail::Face<T>& f = m_faces[k];
                     const Vec3<T> a(f.a[0], f.a[1], f.a[2]), n(f.n[0], f.n[1], f.n[2]);
                     const T side = m_two_sided && n.dot(from - a) < T(0) ? T(-1) : T(1);
-                    nearest.consider(f, at.x(), at.y(), at.z(), n.dot(at - a), n.x(), n.y(), n.z(), side, true);
+                    if (nearest.consider(f, at.x(), at.y(), at.z(), n.dot(at - a), n.x(), n.y(), n.z(), side, true))
+                        nearest_face = k;
                 }
                 if (!(nearest.d2 < reach * reach))
                     continue;
                 const auto normal = detail::closest_normal(nearest, m_two_sided);
                 const Vec3<double> nd(double(normal.nx), double(normal.ny), double(normal.nz));
                 const Vec3<double> closest = (at - Vec3<T>(nearest.qx, nearest.qy, nearest.qz)).template cast<double>();
-                out.push_back({i, nd, nd.dot(closest) + double(clearance), friction});
+                out.push_back({i, nd, nd.dot(closest) + double(clearance), friction,
+                               carrying ? carried(nearest_face, closest, query.substeps) : Vec3<double>::Zero()});
             }
         }
     }
@@ -280,6 +290,24 @@ class TriangleMeshCollider : public Collider<T>
     }
 
   private:
+    /// The share of one substep in how far the point p of face k moved in the set_vertices before
+    /// this call: p minus its place on the face then, by its coordinates along the face's edges now.
+    Vec3<double> carried(std::uint32_t k, const Vec3<double>& p, int substeps) const
+    {
+        const detail::Face<T>& now = m_faces[k];
+        const detail::Face<T>& before = m_carried_from[k];
+        const auto vec = [](const std::array<T, 3>& c) {
+            return Vec3<double>(double(c[0]), double(c[1]), double(c[2]));
+        };
+        const Vec3<double> d = p - vec(now.a), e1 = vec(now.e1), e2 = vec(now.e2);
+        const double d1 = d.dot(e1), d2 = d.dot(e2), e11 = e1.dot(e1), e12 = e1.dot(e2), e22 = e2.dot(e2);
+        const double gram = e11 * e22 - e12 * e12;
+        if (!(gram > 0.0))
+            return Vec3<double>::Zero();
+        const double v = (e22 * d1 - e12 * d2) / gram, w = (e11 * d2 - e12 * d1) / gram;
+        return (p - (vec(before.a) + v * vec(before.e1) + w * vec(before.e2))) / double(substeps);
+    }
+
     /// Particles per cached candidate list: a padding unit, so that a list belongs to one chunk
     /// of the executor's split and no two threads touch it.
     static constexpr std::size_t kBlock = simd::kPadLanes<T>;
@@ -680,6 +708,7 @@ class TriangleMeshCollider : public Collider<T>
         compute_faces(); // and again in tree order
         m_tree.refit(m_boxes);
         m_previous_faces.clear();
+        m_carried_from.clear();
         m_moving = false;
         ++m_stamp;
     }
@@ -733,7 +762,12 @@ class TriangleMeshCollider : public Collider<T>
     std::vector<std::uint32_t> m_order;            // tree order -> the caller's triangle index
     std::vector<detail::Face<T>> m_faces;          // tree order
     std::vector<detail::Face<T>> m_previous_faces; // before the unswept motion, while m_moving
-    std::vector<detail::Bounds<T>> m_boxes;        // each face's bounds, grown over its last motion
+    // The faces before the move of the call m_carried_call, which contact planes carry particles
+    // by over its substeps (the projection sweeps the move in the first and forgets it):
+    // bookkeeping of the call, not state.
+    mutable std::vector<detail::Face<T>> m_carried_from;
+    mutable std::uint64_t m_carried_call = 0;
+    std::vector<detail::Bounds<T>> m_boxes; // each face's bounds, grown over its last motion
     detail::TriangleTree<T> m_tree;
     std::uint64_t m_stamp = 0; // changes whenever the boxes do
     bool m_moving = false;

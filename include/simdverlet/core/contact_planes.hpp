@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct ContactPlane
     Vec3<double> normal = Vec3<double>::Zero(); ///< unit, into the legal side
     double offset = 0.0;                        ///< metres along the normal, the clearance included
     double friction = 0.0;                      ///< Coulomb coefficient of the surface, >= 0
+    /// How far the surface under the particle moves in this step, metres: static friction holds a
+    /// particle to the surface, so one stuck to a moving body moves with it. A surface moved
+    /// between calls moves evenly over the call's substeps here, as a body does over the frame.
+    Vec3<double> motion = Vec3<double>::Zero();
 };
 
 /// What a plane source is asked: the planes of the particles [begin, end) that lie within
@@ -30,7 +35,9 @@ struct PlaneQuery
     std::size_t begin = 0, end = 0;
     const std::vector<Vec3<double>>* at = nullptr;
     const std::vector<Vec3<double>>* from = nullptr;
-    double reach = 0.0; ///< metres beyond the surface's clearance that any particle may travel in the step
+    double reach = 0.0;     ///< metres beyond the surface's clearance that any particle may travel in the step
+    std::uint64_t call = 0; ///< the step() call the step belongs to (CallProgress::call)
+    int substeps = 1;       ///< of that call: a surface moved between calls moves 1 / substeps of it a step
 
     /// How far beyond the clearance particle i is asked about: twice its own move from `from` to
     /// `at` (the solve may take it as far again) and `reach`. Per particle, so that one fast corner

@@ -109,7 +109,13 @@ void run_cloth_solve(ClothSolveData<T>& d, World<T>& world, State3<T>& state, T 
     // Every plane a particle could reach this step: twice as far as its inertia and the step's
     // accelerations take it.
     d.found.clear();
-    world.collect_planes({.begin = base, .end = base + n, .at = &d.x, .from = &d.start, .reach = 2.0 * pulled},
+    world.collect_planes({.begin = base,
+                          .end = base + n,
+                          .at = &d.x,
+                          .from = &d.start,
+                          .reach = 2.0 * pulled,
+                          .call = world.call_progress().call,
+                          .substeps = world.call_progress().substeps},
                          d.found);
     for (auto& p : d.found)
         p.particle -= base;

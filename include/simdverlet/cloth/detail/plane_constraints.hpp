@@ -46,7 +46,7 @@ class PlaneConstraints
         std::uint32_t particle;
         std::uint32_t first, count; ///< its planes: [first, first + count)
         Hold hold = Hold::none;
-        Eigen::Vector3d anchor;       ///< where it sticks: where the step found it
+        Eigen::Vector3d anchor;       ///< where it sticks: where the step found it, carried with the surface
         Eigen::Vector3d kinetic;      ///< the kinetic friction force while it slides, N
         Eigen::Vector3d moving;       ///< which way inertia carried it along its planes (sliding in)
         std::array<bool, 3> active{}; ///< which of its (first three) planes hold it
@@ -54,7 +54,8 @@ class PlaneConstraints
     };
 
     /// Takes the planes (particles counted from the cloth's base) and where each particle started
-    /// the step, which is where it sticks.
+    /// the step, which (moved as far as the surface under it moves: its first plane's motion) is
+    /// where it sticks.
     void reset(std::vector<ContactPlane> planes, const std::vector<Eigen::Vector3d>& start)
     {
         std::stable_sort(planes.begin(), planes.end(),
@@ -69,7 +70,7 @@ class PlaneConstraints
                                   std::uint32_t(k),
                                   0,
                                   Hold::none,
-                                  start[particle],
+                                  Eigen::Vector3d(start[particle] + m_planes[k].motion),
                                   Eigen::Vector3d::Zero(),
                                   Eigen::Vector3d::Zero(),
                                   {},
