@@ -56,6 +56,7 @@ struct GarmentRun
     int inside = 0;
     std::size_t strained_at_end = 0; ///< edges past 5 % strain after the last frame
     int crossings = 0;               ///< edge-triangle crossings within the cloth after the last frame
+    int crossings_late = 0;          ///< S2: the most edge-triangle crossings in a frame of the last second
     bool diverged = false;
 };
 
@@ -128,6 +129,9 @@ GarmentRun run_garment(Scene scene, int method, int substeps, int threads)
             if (!hang)
                 run.inside = std::max(run.inside, testing::inside_sphere(sim.state(), cloth.base(), cloth.end(),
                                                                          kBallCentre, kBallRadius, 0.01f));
+            if (scene == s2_drape_self_collision) // counted outside the timed step
+                run.crossings_late = std::max(run.crossings_late,
+                                              testing::edge_triangle_crossings(cloth, ruler, sim.state()));
         }
     }
     run.diverged = sim.diverged();
@@ -228,6 +232,8 @@ void BM_garment(benchmark::State& bench)
     bench.counters["inside_1cm"] = run.inside;
     bench.counters["edges_past_5pct_at_end"] = double(run.strained_at_end);
     bench.counters["crossings_at_end"] = run.crossings;
+    if (scene == s2_drape_self_collision)
+        bench.counters["crossings_late"] = run.crossings_late;
     static const std::map<int, std::string> scenes = {{s1_drape, "S1"},
                                                       {s2_drape_self_collision, "S2"},
                                                       {s4_dress, "S4"},
@@ -252,7 +258,7 @@ void garment_arguments(benchmark::internal::Benchmark* b)
         b->Args({scene, 1, 4, 2});
     }
     b->Args({1, 1, 16, 1});
-    for (const int substeps : {4, 16})
+    for (const int substeps : {1, 4})
         b->Args({2, 1, substeps, 1});
     for (const int substeps : {2, 4})
         b->Args({4, 1, substeps, 1});

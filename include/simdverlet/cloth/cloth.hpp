@@ -432,6 +432,11 @@ struct ClothAccess
     {
         return cloth.shared() ? cloth.shared()->solve.get() : nullptr;
     }
+    template <class T>
+    static std::shared_ptr<ClothSolveData<T>> shared_solve(const Cloth<T>& cloth) noexcept
+    {
+        return cloth.shared() ? cloth.shared()->solve : nullptr;
+    }
 
     /// Identifies the cloth itself, not the handle: copies of a handle give the same key.
     template <class T>

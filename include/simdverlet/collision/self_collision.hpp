@@ -27,8 +27,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +39,7 @@
 #include <vector>
 
 #include "simdverlet/cloth/cloth.hpp"
+#include "simdverlet/cloth/detail/cloth_solve.hpp"
 #include "simdverlet/collision/detail/self_collision_candidates.hpp"
 #include "simdverlet/collision/detail/self_collision_drift.hpp"
 #include "simdverlet/collision/detail/triangle_contacts.hpp"
@@ -78,6 +81,9 @@ struct SelfCollisionOptions
     /// cloths listed, particles a collider registered after this stage moved last substep count
     /// 16 times heavier in the contacts (a layer the collider holds stays, the one above moves).
     /// Costly where the thickness reaches across many triangles: see docs/performance.md.
+    /// A cloth made with a material is held off itself inside its own solve instead
+    /// (cloth/detail/self_contact_term.hpp), and never passes through itself: list it alone, over
+    /// its own range. `friction` and `passes` do not act on it.
     std::vector<Cloth<T>> cloths = {};
     /// Finite and >= 0, Coulomb coefficient between layers: a contact's relative sliding this step
     /// is cut by at most friction x depth, in position as in velocity, so layers that should stick
@@ -121,6 +127,9 @@ struct SelfCollisionData
     // kHeldInverseMass; used only when `holds`.
     std::vector<T> seen_mass;
     bool holds = false;
+    /// The material cloth whose solve holds this stage's contacts (self_contact_term.hpp), or
+    /// null: then the stage projects itself.
+    std::shared_ptr<ClothSolveData<T>> solve;
 };
 
 template <class T>
@@ -444,6 +453,11 @@ template <class T>
 void collide_self(SelfCollisionData<T>& d, const World<T>& world, State3<T>& state)
 {
     d.contacts = 0;
+    if (d.solve)
+    {
+        d.contacts = d.enabled ? int(d.solve->self_contacts) : 0;
+        return;
+    }
     const auto bounds = d.range.resolve(state.size());
     const std::size_t begin = bounds.first, end = bounds.second;
     if (!d.enabled || end - begin < 2)
@@ -595,6 +609,74 @@ void warn_if_thin_without_triangles(const Simulation<T>& sim, const SelfCollisio
 }
 } // namespace detail
 
+namespace detail
+{
+/// A material cloth listed in `o` collides with itself inside its own solve (self_contact_term.hpp):
+/// returns that solve, ready for the stage's contacts, or null when no listed cloth has a material.
+/// Throws, changing nothing, when the stage asks for more than the solve holds (another listed
+/// cloth, or a range beyond the cloth: contact between a material cloth and other particles is not
+/// built), when another live stage holds the cloth already, or when the cloth passes through itself
+/// where it is now (std::invalid_argument naming the first edge and triangle that cross).
+template <class T>
+std::shared_ptr<ClothSolveData<T>> solve_for_self_contact(const Simulation<T>& sim, const SelfCollisionOptions<T>& o)
+{
+    const auto material = std::find_if(o.cloths.begin(), o.cloths.end(),
+                                       [](const Cloth<T>& c) { return ClothAccess::solve(c) != nullptr; });
+    if (material == o.cloths.end())
+        return nullptr;
+    const Cloth<T>& cloth = *material;
+    const auto bounds = o.range.resolve(sim.size());
+    if (o.cloths.size() != 1 || bounds.first != cloth.base() || bounds.second != cloth.end())
+        raise<std::invalid_argument>("simdverlet: self-collision of material cloth '" + cloth.name() +
+                                     "' must list that cloth alone over its own range [" +
+                                     std::to_string(cloth.base()) + ", " + std::to_string(cloth.end()) +
+                                     "): contact between a material cloth and other particles is not supported");
+    auto solve = ClothAccess::shared_solve(cloth);
+    if (solve->self_registered && solve->self_registered())
+        raise<std::invalid_argument>("simdverlet: material cloth '" + cloth.name() +
+                                     "' is listed by another self-collision stage already");
+    std::vector<std::array<std::int32_t, 3>> triangles;
+    for (const auto& t : solve->energy.stretch.triangles)
+        triangles.push_back(t.corner);
+    SelfContactTerm term;
+    term.set_mesh(std::move(triangles), solve->edges, solve->count);
+    std::vector<Eigen::Vector3d> x(solve->count);
+    for (std::size_t k = 0; k < solve->count; ++k)
+        x[k] = sim.state().position(solve->base + k).template cast<double>();
+    std::optional<SelfCrossing> first;
+    if (const std::size_t crossings = term.crossings(x, first); crossings > 0)
+    {
+        const auto particle = [&](std::int32_t k) { return std::to_string(solve->base + std::size_t(k)); };
+        raise<std::invalid_argument>(
+            "simdverlet: material cloth '" + cloth.name() + "' passes through itself already (" +
+            std::to_string(crossings) + " edge-triangle crossings; the first: edge of particles " +
+            particle(first->edge[0]) + " and " + particle(first->edge[1]) + " through the triangle of " +
+            particle(first->triangle[0]) + ", " + particle(first->triangle[1]) + " and " +
+            particle(first->triangle[2]) + "): self-collision keeps a cloth from crossing, it cannot undo a " +
+            "crossing; move the parts apart before adding it");
+    }
+    solve->energy.contact = std::move(term);
+    return solve;
+}
+
+/// Hands the stage's contacts to the cloth's solve, which asks for the stage's settings each step.
+template <class T>
+void hand_to_solve(const std::shared_ptr<SelfCollisionData<T>>& data)
+{
+    const std::weak_ptr<SelfCollisionData<T>> weak = data;
+    data->solve->self = [weak]() -> std::optional<SelfContactSettings> {
+        const auto d = weak.lock();
+        if (!d || d->link.removed() || !d->enabled)
+            return std::nullopt;
+        return SelfContactSettings{double(d->thickness), double(d->friction)};
+    };
+    data->solve->self_registered = [weak] {
+        const auto d = weak.lock();
+        return d && !d->link.removed();
+    };
+}
+} // namespace detail
+
 /// Registers self-collision as a position projection, after the stages registered before it
 /// (colliders registered after it get the last word), and returns its handle. Throws, registering
 /// nothing, on a thickness that is not finite and > 0, a negative or non-finite friction, passes
@@ -617,6 +699,7 @@ SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> 
     options.name = detail::stage_name(sim.position_projections(), options.name,
                                       "self_collision" + detail::range_suffix(options.range));
     detail::warn_if_thin_without_triangles(sim, options);
+    auto solve = detail::solve_for_self_contact(sim, options);
     const auto world = detail::world_of(sim);
     auto data = std::make_shared<detail::SelfCollisionData<T>>();
     data->thickness = options.thickness;
@@ -626,9 +709,12 @@ SelfCollision<T> add_self_collision(Simulation<T>& sim, SelfCollisionOptions<T> 
     data->cloths = std::move(options.cloths);
     data->name = options.name;
     data->world = world;
+    data->solve = std::move(solve);
     sim.add_stage_state(options.name, detail::self_collision_state(data));
     detail::register_projection(sim, data, options.name, "self-collision",
                                 [](auto& d, auto& world, State3<T>& state) { detail::collide_self(d, world, state); });
+    if (data->solve)
+        detail::hand_to_solve(data);
     return SelfCollision<T>(std::move(data));
 }
 

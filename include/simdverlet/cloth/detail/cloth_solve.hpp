@@ -5,14 +5,18 @@
 // with the planes of the colliders and motion constraints registered on the simulation held as
 // constraints inside its iterations (newton_solve.hpp). Every iteration lowers that energy
 // within the step, so no stiffness, scale or mass ratio can make it diverge; the colliders still
-// project after it and have the last word on penetration.
+// project after it and have the last word on penetration. A self-collision stage that lists the
+// cloth adds its contacts with itself to the energy and bounds the step so that it cannot pass
+// through itself (self_contact_term.hpp).
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +48,13 @@ struct ClothSolveData
     std::vector<Eigen::Vector3d> x, start;
     std::vector<bool> free;
     std::vector<ContactPlane> found;
+
+    /// Set by the self-collision stage that lists the cloth: its settings this step, or none
+    /// while it is off or gone.
+    std::function<std::optional<SelfContactSettings>()> self;
+    std::function<bool()> self_registered; ///< whether that stage is still registered
+    std::size_t self_contacts = 0;         ///< pairs closer than the thickness after the last step
+    std::size_t self_cut = 0;              ///< particles the last step cut back to their bound
 };
 
 /// Whether the bending goes into the stretch factor: where it outweighs the inertia (a fine mesh
@@ -120,7 +131,14 @@ void run_cloth_solve(ClothSolveData<T>& d, World<T>& world, State3<T>& state, T 
     for (auto& p : d.found)
         p.particle -= base;
     d.planes.reset(std::move(d.found), d.start);
+    const std::optional<SelfContactSettings> self = d.self ? d.self() : std::nullopt;
+    if (self)
+        d.energy.contact.find(d.start, predict, d.energy.inertia.mass, d.free, d.energy.inertia.inv_h2, *self);
+    else
+        d.energy.contact.clear();
     d.newton.run(d.energy, d.planes, d.factor, d.free, d.budget, d.x);
+    d.self_cut = self ? d.energy.contact.keep_apart(d.start, d.free, d.energy.inertia.mass, d.planes.planes(), d.x) : 0;
+    d.self_contacts = self ? d.energy.contact.touching(d.x) : 0;
     T* x = state.x().data() + base;
     T* y = state.y().data() + base;
     T* z = state.z().data() + base;

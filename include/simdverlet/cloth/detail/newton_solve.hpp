@@ -22,6 +22,7 @@
 #include "simdverlet/cloth/detail/inertia_term.hpp"
 #include "simdverlet/cloth/detail/membrane_term.hpp"
 #include "simdverlet/cloth/detail/plane_constraints.hpp"
+#include "simdverlet/cloth/detail/self_contact_term.hpp"
 #include "simdverlet/cloth/detail/stretch_factor.hpp"
 
 namespace simdverlet::detail
@@ -33,10 +34,11 @@ struct ClothEnergy
     InertiaTerm inertia;
     MembraneTerm stretch;
     BendingTerm bending;
+    SelfContactTerm contact; ///< empty unless a self-collision stage lists the cloth
 
     double value(const std::vector<Eigen::Vector3d>& x) const
     {
-        return inertia.value(x) + stretch.value(x) + bending.value(x);
+        return inertia.value(x) + stretch.value(x) + bending.value(x) + contact.value(x);
     }
     /// Prepares the Hessian at x, sets g to the gradient there and returns the energy there.
     double prepare(const std::vector<Eigen::Vector3d>& x, std::vector<Eigen::Vector3d>& g)
@@ -46,7 +48,8 @@ struct ClothEnergy
         const double membrane = stretch.prepare(x, g);
         bending.prepare(x);
         bending.add_gradient(x, g);
-        return inertia.value(x) + membrane + bending.value(x);
+        contact.prepare(x, g);
+        return inertia.value(x) + membrane + bending.value(x) + contact.value(x);
     }
     void product(const std::vector<Eigen::Vector3d>& v, std::vector<Eigen::Vector3d>& out) const
     {
@@ -54,6 +57,7 @@ struct ClothEnergy
         inertia.add_product(v, out);
         stretch.add_product(v, out);
         bending.add_product(v, out);
+        contact.add_product(v, out);
     }
     void diagonal(std::vector<Eigen::Matrix3d>& blocks) const
     {
@@ -61,6 +65,7 @@ struct ClothEnergy
         inertia.add_diagonal(blocks);
         stretch.add_diagonal(blocks);
         bending.add_diagonal(blocks);
+        contact.add_diagonal(blocks);
     }
 };
 
