@@ -113,9 +113,17 @@ TEST_CASE("two stacked material sheets dropped on a floor with a bump rest at 0.
     INFO("closest upper vertex to the lower sheet " << closest << " m");
     CHECK(closest >= 0.95 * double(StackedSheets::kThickness));
     CHECK(closest < 2.0 * double(StackedSheets::kThickness)); // resting on it, not floating above
-    // The bump holds the middle up (its top is 3 cm above the floor): the sheets drape over it.
-    const Vec3<F> middle = scene.sim.state().position(scene.cloth.index(per_sheet + per_sheet / 2));
-    CHECK(middle.y() < F(-0.035));
+    // The bump (its top 3 cm above the floor) holds both up: the lower sheet's highest point is on
+    // it, the upper's a thickness above that.
+    F lower_top = 0, upper_top = 0;
+    for (std::size_t v = 0; v < per_sheet; ++v)
+    {
+        lower_top = std::min(lower_top, scene.sim.state().position(scene.cloth.index(v)).y());
+        upper_top = std::min(upper_top, scene.sim.state().position(scene.cloth.index(per_sheet + v)).y());
+    }
+    INFO("highest points: lower sheet " << -lower_top << " m, upper " << -upper_top << " m");
+    CHECK(lower_top < F(-0.028));
+    CHECK(upper_top < lower_top - F(0.95) * StackedSheets::kThickness);
     CHECK(scene.self.contacts() > 100);
     CHECK(ruler.worst_strain(scene.sim.state()) < F(0.05));
 }
@@ -148,8 +156,8 @@ TEST_CASE("a material sheet at a thickness of 0.2 x its spacing crumpled onto a 
     for (std::size_t i = cloth.base(); i < cloth.end(); ++i)
         top = std::min(top, sim.state().position(i).y());
     INFO("heap height " << -top << " m, most contacts " << most_contacts);
-    CHECK(-top < F(0.3)); // it fell into folds, not a standing sheet
-    CHECK(most_contacts > 200);
+    CHECK(-top < F(0.3));      // it fell into folds, not a standing sheet
+    CHECK(most_contacts > 50); // folds lie on folds
 }
 
 TEST_CASE("a patch falling 5 cm a step onto a held material sheet stops on it instead of passing through",
@@ -190,11 +198,77 @@ TEST_CASE("a patch falling 5 cm a step onto a held material sheet stops on it in
         CHECK(sim.state().position(cloth.index(v)).y() < centre);
 }
 
+namespace
+{
+/// An 8 cm cotton patch resting on a held 40 cm sheet at the thickness, 8 mm, apart, with gravity
+/// tilted by `slope` (radians) along +x: the sheet is an incline. Returns how far the patch's
+/// middle has slid along x after `seconds`, at 60 Hz with 4 substeps and no damping.
+double slide_on_incline(double slope, F friction, double seconds)
+{
+    constexpr F thickness = F(0.008);
+    Simulation<F> sim;
+    TriangleMesh<F> mesh = layered_sheets(1, 20, F(0.4), F(0), F(0));
+    const auto sheet_vertices = mesh.vertices.size();
+    TriangleMesh<F> patch = layered_sheets(1, 4, F(0.08), -thickness, F(0));
+    for (auto& v : patch.vertices)
+        mesh.vertices.emplace_back(v.x() - F(0.1), v.y(), v.z());
+    for (const auto& t : patch.triangles)
+        mesh.triangles.push_back({t[0] + std::int32_t(sheet_vertices), t[1] + std::int32_t(sheet_vertices),
+                                  t[2] + std::int32_t(sheet_vertices)});
+    const Cloth<F> cloth = add_mesh_cloth(sim,
+                                          {.mesh = mesh,
+                                           .material = ClothMaterial<F>::cotton(),
+                                           .pinned = [sheet_vertices](std::size_t v) { return v < sheet_vertices; },
+                                           .name = "incline"});
+    add_self_collision(sim, {.thickness = thickness, .range = cloth.range(), .cloths = {cloth}, .friction = friction});
+    const auto middle = cloth.index(sheet_vertices + (mesh.vertices.size() - sheet_vertices) / 2);
+    const F start = sim.state().position(middle).x();
+    const StepParams<F> frame{.dt = F(1) / F(60),
+                              .damping = F(1),
+                              .gravity = {F(9.81 * std::sin(slope)), F(9.81 * std::cos(slope)), 0},
+                              .substeps = 4};
+    for (int k = 0; k < int(std::lround(seconds * 60)); ++k)
+        sim.step(frame);
+    CHECK(sim.state().position(middle).y() < F(-0.9) * thickness); // still on the sheet, not through it
+    return double(sim.state().position(middle).x() - start);
+}
+} // namespace
+
+TEST_CASE("a material layer on an incline shallower than its friction angle stays put, creeping under 1 mm/s",
+          "[self_collision][material][friction]")
+{
+    // Coulomb's static friction between layers: at tan(slope) = 0.25 against friction 0.5 the
+    // patch's weight along the incline is half of what friction can hold. The law is smoothed below
+    // kStaticSlip (1 mm/s), so the truth checked is that it slides less than 1 mm in a second, where
+    // without friction it slides 1.2 m.
+    const double slope = std::atan(0.25);
+    const double slid = slide_on_incline(slope, F(0.5), 1.0);
+    INFO("slid " << slid * 1e3 << " mm in 1 s");
+    CHECK(std::abs(slid) < 1e-3);
+}
+
+TEST_CASE("a material layer on an incline steeper than its friction angle slides at g (sin - friction cos)",
+          "[self_collision][material][friction]")
+{
+    // Kinetic friction between layers: at 45 degrees a patch against friction 0.5 accelerates at
+    // g (sin 45 - 0.5 cos 45) = 3.47 m/s^2 and slides a t^2 / 2 = 10.8 cm in 0.25 s; without
+    // friction at g sin 45 = 6.94 m/s^2, 7.8 cm in 0.15 s. Each within 10 %.
+    const double slope = std::numbers::pi / 4;
+    const double with = slide_on_incline(slope, F(0.5), 0.25);
+    const double expected_with = 0.5 * 9.81 * (std::sin(slope) - 0.5 * std::cos(slope)) * 0.25 * 0.25;
+    INFO("friction 0.5: slid " << with << " m, Coulomb's law " << expected_with << " m");
+    CHECK(std::abs(with - expected_with) < 0.1 * expected_with);
+    const double without = slide_on_incline(slope, F(0), 0.15);
+    const double expected_without = 0.5 * 9.81 * std::sin(slope) * 0.15 * 0.15;
+    INFO("no friction: slid " << without << " m, expected " << expected_without << " m");
+    CHECK(std::abs(without - expected_without) < 0.1 * expected_without);
+}
+
 TEST_CASE("material self-collision gives the same bits vector or scalar, on every executor, and after a restore",
           "[self_collision][material][snapshot]")
 {
-    const int frames = kSanitized ? 8 : 30;
-    const auto run = [frames](const auto& configure) {
+    constexpr int frames = kSanitized ? 8 : 30;
+    const auto run = [](const auto& configure) {
         auto scene = std::make_unique<StackedSheets>();
         configure(scene->sim);
         for (int frame = 0; frame < frames; ++frame)

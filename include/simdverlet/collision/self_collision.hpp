@@ -83,7 +83,8 @@ struct SelfCollisionOptions
     /// Costly where the thickness reaches across many triangles: see docs/performance.md.
     /// A cloth made with a material is held off itself inside its own solve instead
     /// (cloth/detail/self_contact_term.hpp), and never passes through itself: list it alone, over
-    /// its own range. `friction` and `passes` do not act on it.
+    /// its own range. `passes` does not act on it; `friction` does, inside that solve, as a
+    /// smoothed Coulomb law under which layers held by static friction creep at most 1 mm/s.
     std::vector<Cloth<T>> cloths = {};
     /// Finite and >= 0, Coulomb coefficient between layers: a contact's relative sliding this step
     /// is cut by at most friction x depth, in position as in velocity, so layers that should stick

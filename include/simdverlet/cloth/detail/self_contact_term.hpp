@@ -3,9 +3,18 @@
 // Inside the solve, a term of the implicit step (newton_solve.hpp): every vertex-triangle and
 // edge-edge pair of the cloth that shares no vertex and starts the step closer than kContactReach
 // x thickness becomes a contact, its normal and its closest points' weights taken where the step
-// starts. A contact stores k / 2 (thickness - gap)^2 while its gap along that normal is under the
-// thickness, nothing beyond: piecewise quadratic and convex, so Newton's iterations and their line
-// search hold it like the membrane, and layers rest a thickness apart.
+// starts, as long as those closest points lie inside both parts (the vertex over the triangle's
+// face, the edges nearest between their ends): a vertex nearest a triangle's edge or corner is
+// over the next triangle's face or in an edge pair, and a plane through that corner, fixed for the
+// step, would be a ramp that a layer sliding past must climb. A contact stores
+// k / 2 (thickness - gap)^2 while its gap along that normal is under the thickness, nothing beyond:
+// piecewise quadratic and convex, so Newton's iterations and their line search hold it like the
+// membrane, and layers rest a thickness apart. Friction between layers is
+// Coulomb's with the normal force lagged to the step's start (Li et al.'s lagged friction in IPC):
+// a contact pressed there by a normal force N resists its relative sliding u_T over the step with
+// a potential friction x N f0(|u_T|) whose force grows smoothly from zero to friction x N as the
+// slip reaches kStaticSlip x h and stays there beyond: convex again, and a layer pulled along with
+// less than that force creeps slower than kStaticSlip instead of sticking exactly.
 //
 // After the solve, the guarantee (keep_apart): two primitives a distance d apart can close in a
 // step by no more than the largest difference between the moves of a vertex of one and a vertex
@@ -60,6 +69,11 @@ inline constexpr double kContactStiffness = 16.0;
 inline constexpr int kRebuildSteps = 30;
 /// The farthest the pair search looks, as a multiple of its least reach.
 inline constexpr double kFarthestReach = 8.0;
+/// m/s: the slipping speed at which friction between layers reaches friction x normal force. Below
+/// it the force is smaller (a smoothed Coulomb law, so the step stays a smooth minimisation), so
+/// static friction holds a layer to creeping slower than this, not to standing still: 1 mm/s is
+/// 6 cm in a minute at the most, at a friction Hessian of 2 friction N / (kStaticSlip h).
+inline constexpr double kStaticSlip = 1e-3;
 
 /// The point of triangle abc nearest p, as barycentric weights (Ericson, Real-Time Collision
 /// Detection, 5.1.5).
@@ -203,6 +217,8 @@ class SelfContactTerm
     {
         const std::size_t n = start.size();
         m_thickness = settings.thickness;
+        m_friction = settings.friction;
+        m_static_slip = kStaticSlip / std::sqrt(inv_h2);
         m_reach = search_reach(start, predict, mass, free);
         m_contacts.clear();
         m_pairs.clear();
@@ -227,13 +243,13 @@ class SelfContactTerm
                 const double distance = between.norm();
                 if (distance < m_reach)
                     m_pairs.push_back({{std::int32_t(p), tri[0], tri[1], tri[2]}, 1, distance});
-                if (distance < contact_reach)
+                if (distance < contact_reach && w.minCoeff() > 0.0)
                 {
                     const Eigen::Vector3d normal = distance > 1e-9 * m_thickness
                                                        ? Eigen::Vector3d(between / distance)
                                                        : Eigen::Vector3d((b - a).cross(c - a).normalized());
-                    add_contact({std::int32_t(p), tri[0], tri[1], tri[2]}, {1.0, -w.x(), -w.y(), -w.z()}, normal, mass,
-                                free, inv_h2);
+                    add_contact({std::int32_t(p), tri[0], tri[1], tri[2]}, {1.0, -w.x(), -w.y(), -w.z()}, normal,
+                                between, mass, free, inv_h2);
                 }
             }
         }
@@ -264,8 +280,10 @@ class SelfContactTerm
                 const double distance = between.norm();
                 if (distance < m_reach)
                     m_pairs.push_back({{i, j, k, l}, 2, distance});
-                if (distance < contact_reach && distance > 1e-9 * m_thickness)
-                    add_contact({i, j, k, l}, {1.0 - s, s, -(1.0 - t), -t}, between / distance, mass, free, inv_h2);
+                if (distance < contact_reach && distance > 1e-9 * m_thickness && s > 0.0 && s < 1.0 && t > 0.0 &&
+                    t < 1.0)
+                    add_contact({i, j, k, l}, {1.0 - s, s, -(1.0 - t), -t}, between / distance, between, mass, free,
+                                inv_h2);
             }
         }
     }
@@ -287,6 +305,8 @@ class SelfContactTerm
             const double depth = m_thickness - gap(c, x);
             if (depth > 0.0)
                 energy += 0.5 * c.stiffness * depth * depth;
+            if (c.bound > 0.0)
+                energy += c.bound * slip_potential(slip(c, x).norm());
         }
         return energy;
     }
@@ -297,6 +317,13 @@ class SelfContactTerm
         for (auto& c : m_contacts)
         {
             const double depth = m_thickness - gap(c, x);
+            if (c.bound > 0.0)
+            {
+                const Eigen::Vector3d u = slip(c, x);
+                c.slip_stiffness = c.bound * slip_force_per_slip(u.norm());
+                for (std::size_t k = 0; k < 4; ++k)
+                    g[std::size_t(c.vertex[k])] += (c.slip_stiffness * c.weight[k]) * u;
+            }
             c.pressed = depth > 0.0;
             if (!c.pressed)
                 continue;
@@ -308,23 +335,34 @@ class SelfContactTerm
     void add_product(const std::vector<Eigen::Vector3d>& v, std::vector<Eigen::Vector3d>& out) const
     {
         for (const auto& c : m_contacts)
+        {
             if (c.pressed)
             {
                 const double along = c.stiffness * gap(c, v);
                 for (std::size_t k = 0; k < 4; ++k)
                     out[std::size_t(c.vertex[k])] += (along * c.weight[k]) * c.normal;
             }
+            if (c.slip_stiffness > 0.0)
+            {
+                const Eigen::Vector3d across = c.slip_stiffness * tangential(c, relative(c, v));
+                for (std::size_t k = 0; k < 4; ++k)
+                    out[std::size_t(c.vertex[k])] += c.weight[k] * across;
+            }
+        }
     }
 
     void add_diagonal(std::vector<Eigen::Matrix3d>& blocks) const
     {
         for (const auto& c : m_contacts)
-            if (c.pressed)
-            {
-                const Eigen::Matrix3d nn = c.normal * c.normal.transpose(); // element-wise: same on every build
-                for (std::size_t k = 0; k < 4; ++k)
-                    blocks[std::size_t(c.vertex[k])] += (c.stiffness * c.weight[k] * c.weight[k]) * nn;
-            }
+        {
+            if (!c.pressed && !(c.slip_stiffness > 0.0))
+                continue;
+            const Eigen::Matrix3d nn = c.normal * c.normal.transpose(); // element-wise: same on every build
+            const Eigen::Matrix3d block = (c.pressed ? c.stiffness : 0.0) * nn +
+                                          c.slip_stiffness * Eigen::Matrix3d(Eigen::Matrix3d::Identity() - nn);
+            for (std::size_t k = 0; k < 4; ++k)
+                blocks[std::size_t(c.vertex[k])] += (c.weight[k] * c.weight[k]) * block;
+        }
     }
 
     /// Moves x, the solve's result, so that no gap of the cloth closes since `start` (the rule at
@@ -416,7 +454,10 @@ class SelfContactTerm
         std::array<std::int32_t, 4> vertex;
         std::array<double, 4> weight; ///< the gap is sum weight_k normal . x_k
         Eigen::Vector3d normal;
+        Eigen::Vector3d start; ///< sum weight_k x_k where the step starts: the first primitive from the second
         double stiffness;
+        double bound = 0.0;          ///< friction x the normal force at the step's start, N
+        double slip_stiffness = 0.0; ///< the friction force per metre of slip at the last prepare, N/m
         bool pressed = false;
     };
 
@@ -426,6 +467,41 @@ class SelfContactTerm
         for (std::size_t k = 0; k < 4; ++k)
             sum += c.weight[k] * c.normal.dot(x[std::size_t(c.vertex[k])]);
         return sum;
+    }
+
+    /// sum weight_k x_k: where the first primitive's closest point is from the second's.
+    static Eigen::Vector3d relative(const Contact& c, const std::vector<Eigen::Vector3d>& x)
+    {
+        Eigen::Vector3d sum = Eigen::Vector3d::Zero();
+        for (std::size_t k = 0; k < 4; ++k)
+            sum += c.weight[k] * x[std::size_t(c.vertex[k])];
+        return sum;
+    }
+
+    static Eigen::Vector3d tangential(const Contact& c, const Eigen::Vector3d& u)
+    {
+        return u - c.normal.dot(u) * c.normal;
+    }
+
+    /// How far the pair has slid along its normal's plane since the step's start.
+    static Eigen::Vector3d slip(const Contact& c, const std::vector<Eigen::Vector3d>& x)
+    {
+        return tangential(c, Eigen::Vector3d(relative(c, x) - c.start));
+    }
+
+    /// f0 of the lagged friction, in metres: the potential per newton of friction bound, whose
+    /// derivative rises from 0 to 1 over [0, eps] (2y/eps - y^2/eps^2) and is 1 beyond.
+    double slip_potential(double y) const
+    {
+        const double eps = m_static_slip;
+        return y < eps ? y * y * (1.0 / eps - y / (3.0 * eps * eps)) + eps / 3.0 : y;
+    }
+
+    /// f0'(y) / y: the friction force per metre of slip, per newton of bound.
+    double slip_force_per_slip(double y) const
+    {
+        const double eps = m_static_slip;
+        return y < eps ? 2.0 / eps - y / (eps * eps) : 1.0 / y;
     }
 
     /// The distance between the bounding boxes of segments pq and ab: no closer than the segments.
@@ -550,9 +626,11 @@ class SelfContactTerm
 
     /// A contact's stiffness: kContactStiffness times the inertia of its gap, 1 / (h^2 sum w^2 / m)
     /// over its free particles. A contact among held particles alone moves nothing and is left out.
+    /// `between` is sum weight_k x_k at the step's start; a contact already pressed there resists
+    /// sliding with friction x its normal force there.
     void add_contact(const std::array<std::int32_t, 4>& vertex, const std::array<double, 4>& weight,
-                     const Eigen::Vector3d& normal, const std::vector<double>& mass, const std::vector<bool>& free,
-                     double inv_h2)
+                     const Eigen::Vector3d& normal, const Eigen::Vector3d& between, const std::vector<double>& mass,
+                     const std::vector<bool>& free, double inv_h2)
     {
         double compliance = 0.0;
         for (std::size_t k = 0; k < 4; ++k)
@@ -560,7 +638,10 @@ class SelfContactTerm
                 compliance += weight[k] * weight[k] / mass[std::size_t(vertex[k])];
         if (!(compliance > 0.0))
             return;
-        m_contacts.push_back({vertex, weight, normal, kContactStiffness * inv_h2 / compliance});
+        const double stiffness = kContactStiffness * inv_h2 / compliance;
+        const double depth = m_thickness - normal.dot(between);
+        const double bound = depth > 0.0 ? m_friction * stiffness * depth : 0.0;
+        m_contacts.push_back({vertex, weight, normal, between, stiffness, bound});
     }
 
     /// How far to look for pairs: as far as a contact reaches, and farther where the step's
@@ -631,6 +712,7 @@ class SelfContactTerm
     std::vector<std::int32_t> m_edge_owner;                    ///< per edge, the first triangle it bounds
     std::vector<std::array<std::int32_t, 3>> m_triangle_edges; ///< per triangle, its edges (-1 if none listed)
     double m_thickness = 0.0, m_reach = 0.0;
+    double m_friction = 0.0, m_static_slip = 0.0; ///< Coulomb's coefficient; kStaticSlip x h, m
     std::vector<Contact> m_contacts;
     std::vector<Pair> m_pairs; ///< every pair within the reach at the step's start
     std::size_t m_unbounded = 0;
