@@ -54,7 +54,7 @@ struct ClothSolveData
     std::function<std::optional<SelfContactSettings>()> self;
     std::function<bool()> self_registered; ///< whether that stage is still registered
     std::size_t self_contacts = 0;         ///< pairs closer than the thickness after the last step
-    std::size_t self_zoned = 0;            ///< particles the last step moved as impact zones
+    std::size_t self_cut = 0;              ///< particles the last step cut back to their bound
 };
 
 /// Whether the bending goes into the stretch factor: where it outweighs the inertia (a fine mesh
@@ -133,12 +133,11 @@ void run_cloth_solve(ClothSolveData<T>& d, World<T>& world, State3<T>& state, T 
     d.planes.reset(std::move(d.found), d.start);
     const std::optional<SelfContactSettings> self = d.self ? d.self() : std::nullopt;
     if (self)
-        d.energy.contact.find(d.start, d.energy.inertia.mass, d.free, d.energy.inertia.inv_h2, *self);
+        d.energy.contact.find(d.start, predict, d.energy.inertia.mass, d.free, d.energy.inertia.inv_h2, *self);
     else
         d.energy.contact.clear();
     d.newton.run(d.energy, d.planes, d.factor, d.free, d.budget, d.x);
-    d.self_zoned = self ? d.energy.contact.keep_apart(d.start, d.free, d.energy.inertia.mass, d.planes.planes(), d.x)
-                        : 0;
+    d.self_cut = self ? d.energy.contact.keep_apart(d.start, d.free, d.energy.inertia.mass, d.planes.planes(), d.x) : 0;
     d.self_contacts = self ? d.energy.contact.touching(d.x) : 0;
     T* x = state.x().data() + base;
     T* y = state.y().data() + base;

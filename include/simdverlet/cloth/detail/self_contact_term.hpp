@@ -18,16 +18,15 @@
 //
 // After the solve, the guarantee (keep_apart): two primitives a distance d apart can close in a
 // step by no more than the largest difference between the moves of a vertex of one and a vertex
-// of the other (the closest points are weighted sums of their vertices), and two whose boxes swept
-// over the step (start to end, in a straight line) do not overlap cannot meet at all. Every pair
-// whose swept boxes overlap and whose vertices' moves differ by more than kCloseShare x d is an
-// impact zone, and a zone moves as one, by its particles' mean move (Provot's and Bridson et
-// al.'s impact zones, with this distance test in place of a continuous one): the swept boxes are
-// taken again and zones that then close on another pair merge, until none closes. Moving as one, a
-// zone's gaps cannot close, and the whole cloth moving as one cannot cross itself, so the loop
-// ends crossing-free. A zone never moves a particle into a collider's plane its start was clear of.
-// The penalty keeps zones rare. Nothing bounds how far a particle may move: a skirt spinning at
-// metres a second is as safe as a sheet at rest.
+// of the other (the closest points are weighted sums of their vertices). Every pair within the
+// search reach whose vertices' moves differ by more than kCloseShare x d is an impact zone, and a
+// zone moves as one, by its particles' mean move (Provot's and Bridson et al.'s impact zones, with
+// this distance test in place of a continuous one): zones that then touch another pair merge, until
+// none closes. Moving as one, a zone's gaps cannot close, and the whole cloth moving as one cannot
+// cross itself, so the loop ends crossing-free. Pairs beyond the reach need every particle within
+// kBoundShare x reach of the cloth's mean move; the reach is set from the step's prediction so that
+// this holds, and a particle that strays farther still is cut back to it. A zone never moves a
+// particle into a collider's plane its start was clear of. The penalty keeps zones rare.
 //
 // Pairs are found through a bounding-volume tree over the triangles at the step's start, refitted
 // each step and rebuilt every kRebuildSteps; each query's results are sorted by index, so the
@@ -60,13 +59,16 @@ struct SelfContactSettings
 
 /// A pair closer than the thickness x this at the step's start is a contact of the step.
 inline constexpr double kContactReach = 1.5;
-/// A pair whose vertices' moves differ by more than this share of its distance is a zone (< 1,
-/// so that a pair that is not one keeps a fifth of its gap).
-inline constexpr double kCloseShare = 0.8;
+/// The share of its nearest pair's distance a vertex may stray from the mean move (< 1/2).
+inline constexpr double kBoundShare = 0.4;
+/// A pair whose vertices' moves differ by more than this share of its distance is a zone.
+inline constexpr double kCloseShare = 2.0 * kBoundShare;
 /// A contact's stiffness as a multiple of its own inertia, m / h^2 of the effective mass along its
 /// normal: a layer pressed by its weight sinks g h^2 / 16 into the next (2e-5 m at 240 Hz).
 inline constexpr double kContactStiffness = 16.0;
 inline constexpr int kRebuildSteps = 30;
+/// The farthest the pair search looks, as a multiple of its least reach.
+inline constexpr double kFarthestReach = 8.0;
 /// m/s: the slipping speed at which friction between layers reaches friction x normal force. Below
 /// it the force is smaller (a smoothed Coulomb law, so the step stays a smooth minimisation), so
 /// static friction holds a layer to creeping slower than this, not to standing still: 1 mm/s is
@@ -206,23 +208,27 @@ class SelfContactTerm
         m_pairs.clear();
     }
 
-    /// The step's contacts where it starts, `start`, in a cloth with `mass` per particle at
+    /// The step's contacts and bounds from where it starts, `start`, toward where inertia and the
+    /// step's forces alone take it, `predict`, in a cloth with `mass` per particle at
     /// 1 / h^2 = inv_h2; `free` marks the particles the solve moves.
-    void find(const std::vector<Eigen::Vector3d>& start, const std::vector<double>& mass, const std::vector<bool>& free,
-              double inv_h2, const SelfContactSettings& settings)
+    void find(const std::vector<Eigen::Vector3d>& start, const std::vector<Eigen::Vector3d>& predict,
+              const std::vector<double>& mass, const std::vector<bool>& free, double inv_h2,
+              const SelfContactSettings& settings)
     {
         const std::size_t n = start.size();
         m_thickness = settings.thickness;
         m_friction = settings.friction;
         m_static_slip = kStaticSlip / std::sqrt(inv_h2);
+        m_reach = search_reach(start, predict, mass, free);
         m_contacts.clear();
+        m_pairs.clear();
         fit_tree(start);
         const double contact_reach = kContactReach * m_thickness;
         for (std::size_t p = 0; p < n; ++p)
         {
             Bounds<double> box;
             box.add(start[p].x(), start[p].y(), start[p].z());
-            query(box.grown(contact_reach));
+            query(box.grown(m_reach));
             for (const std::uint32_t t : m_found)
             {
                 const auto& tri = m_triangles[t];
@@ -235,6 +241,8 @@ class SelfContactTerm
                 const Eigen::Vector3d on = w.x() * a + w.y() * b + w.z() * c;
                 const Eigen::Vector3d between = start[p] - on;
                 const double distance = between.norm();
+                if (distance < m_reach)
+                    m_pairs.push_back({{std::int32_t(p), tri[0], tri[1], tri[2]}, 1, distance});
                 if (distance < contact_reach && w.minCoeff() > 0.0)
                 {
                     const Eigen::Vector3d normal = distance > 1e-9 * m_thickness
@@ -252,7 +260,7 @@ class SelfContactTerm
             Bounds<double> box;
             box.add(p.x(), p.y(), p.z());
             box.add(q.x(), q.y(), q.z());
-            query(box.grown(contact_reach));
+            query(box.grown(m_reach));
             m_partners.clear();
             for (const std::uint32_t t : m_found)
                 for (const std::int32_t f : m_triangle_edges[t])
@@ -265,11 +273,13 @@ class SelfContactTerm
                 if (k == i || k == j || l == i || l == j)
                     continue;
                 const Eigen::Vector3d &a = start[std::size_t(k)], &b = start[std::size_t(l)];
-                if (box_gap(p, q, a, b) >= contact_reach)
+                if (box_gap(p, q, a, b) >= m_reach)
                     continue;
                 const auto [s, t] = nearest_on_segments(p, q, a, b);
                 const Eigen::Vector3d between = (p + s * (q - p)) - (a + t * (b - a));
                 const double distance = between.norm();
+                if (distance < m_reach)
+                    m_pairs.push_back({{i, j, k, l}, 2, distance});
                 if (distance < contact_reach && distance > 1e-9 * m_thickness && s > 0.0 && s < 1.0 && t > 0.0 &&
                     t < 1.0)
                     add_contact({i, j, k, l}, {1.0 - s, s, -(1.0 - t), -t}, between / distance, between, mass, free,
@@ -366,7 +376,7 @@ class SelfContactTerm
     {
         const std::size_t n = x.size();
         m_unbounded = 0;
-        std::size_t moved = 0;
+        std::size_t moved = cut_strays(start, free, mass, x);
         m_zone.resize(n);
         for (std::size_t v = 0; v < n; ++v)
             m_zone[v] = std::int32_t(v);
@@ -375,7 +385,6 @@ class SelfContactTerm
             m_move[v] = x[v] - start[v];
         for (std::size_t round = 0; round < n; ++round)
         {
-            find_swept_pairs(start);
             bool merged = false;
             for (const auto& pair : m_pairs)
             {
@@ -396,12 +405,11 @@ class SelfContactTerm
             }
             if (!merged)
                 break;
-            moved = move_zones(start, free, mass, planes);
+            moved += move_zones(start, free, mass, planes);
         }
         for (std::size_t v = 0; v < n; ++v)
             if (free[v])
                 x[v] = start[v] + m_move[v];
-        m_built_steps = -1; // the tree holds swept boxes: the next step fits it to its own start
         return moved;
     }
 
@@ -592,6 +600,30 @@ class SelfContactTerm
         return moved;
     }
 
+    /// Cuts back to kBoundShare x reach each free particle that strays farther from the mean move.
+    std::size_t cut_strays(const std::vector<Eigen::Vector3d>& start, const std::vector<bool>& free,
+                           const std::vector<double>& mass, std::vector<Eigen::Vector3d>& x)
+    {
+        const Eigen::Vector3d mean = mean_move(start, x, mass, free);
+        const double bound = kBoundShare * m_reach;
+        std::size_t cut = 0;
+        for (std::size_t v = 0; v < x.size(); ++v)
+        {
+            const Eigen::Vector3d stray = x[v] - start[v] - mean;
+            const double far = stray.norm();
+            if (!(far > bound))
+                continue;
+            if (!free[v])
+            {
+                ++m_unbounded;
+                continue;
+            }
+            x[v] = start[v] + mean + (bound / far) * stray;
+            ++cut;
+        }
+        return cut;
+    }
+
     /// A contact's stiffness: kContactStiffness times the inertia of its gap, 1 / (h^2 sum w^2 / m)
     /// over its free particles. A contact among held particles alone moves nothing and is left out.
     /// `between` is sum weight_k x_k at the step's start; a contact already pressed there resists
@@ -612,73 +644,34 @@ class SelfContactTerm
         m_contacts.push_back({vertex, weight, normal, between, stiffness, bound});
     }
 
-    /// m_pairs = every vertex-triangle and edge-edge pair sharing no particle whose boxes swept
-    /// from `start` by m_move overlap, with its distance at the start; the tree is refitted to
-    /// the triangles' swept boxes.
-    void find_swept_pairs(const std::vector<Eigen::Vector3d>& start)
+    /// How far to look for pairs: as far as a contact reaches, and farther where the step's
+    /// prediction takes a particle from the mean move by more than kBoundShare of that, so that a
+    /// fast part of the cloth far from the rest is not cut back for want of a look (up to
+    /// kFarthestReach times as far: beyond that it is).
+    double search_reach(const std::vector<Eigen::Vector3d>& start, const std::vector<Eigen::Vector3d>& predict,
+                        const std::vector<double>& mass, const std::vector<bool>& free) const
     {
-        m_pairs.clear();
-        const auto swept = [&](std::int32_t v, Bounds<double>& box) {
-            const Eigen::Vector3d& a = start[std::size_t(v)];
-            const Eigen::Vector3d b = a + m_move[std::size_t(v)];
-            box.add(a.x(), a.y(), a.z());
-            box.add(b.x(), b.y(), b.z());
-        };
-        for (std::size_t k = 0; k < m_order.size(); ++k)
-        {
-            Bounds<double> box;
-            for (const auto v : m_triangles[m_order[k]])
-                swept(v, box);
-            m_boxes[k] = box;
-        }
-        m_tree.refit(m_boxes);
-        for (std::size_t p = 0; p < start.size(); ++p)
-        {
-            Bounds<double> box;
-            swept(std::int32_t(p), box);
-            query(box);
-            for (const std::uint32_t t : m_found)
+        const double least = kContactReach * m_thickness;
+        const Eigen::Vector3d mean = mean_move(start, predict, mass, free);
+        double stray = 0.0;
+        for (std::size_t v = 0; v < start.size(); ++v)
+            if (free[v])
+                stray = std::max(stray, (predict[v] - start[v] - mean).norm());
+        return std::min(kFarthestReach * least, std::max(least, 1.25 * stray / kBoundShare));
+    }
+
+    static Eigen::Vector3d mean_move(const std::vector<Eigen::Vector3d>& start, const std::vector<Eigen::Vector3d>& x,
+                                     const std::vector<double>& mass, const std::vector<bool>& free)
+    {
+        Eigen::Vector3d mean = Eigen::Vector3d::Zero();
+        double total = 0.0;
+        for (std::size_t v = 0; v < x.size(); ++v)
+            if (free[v])
             {
-                const auto& tri = m_triangles[t];
-                if (tri[0] == std::int32_t(p) || tri[1] == std::int32_t(p) || tri[2] == std::int32_t(p))
-                    continue;
-                const Eigen::Vector3d &a = start[std::size_t(tri[0])], &b = start[std::size_t(tri[1])],
-                                      &c = start[std::size_t(tri[2])];
-                const Eigen::Vector3d w = nearest_on_triangle(start[p], a, b, c);
-                const double distance = (start[p] - (w.x() * a + w.y() * b + w.z() * c)).norm();
-                m_pairs.push_back({{std::int32_t(p), tri[0], tri[1], tri[2]}, 1, distance});
+                mean += mass[v] * (x[v] - start[v]);
+                total += mass[v];
             }
-        }
-        for (std::size_t e = 0; e < m_edges.size(); ++e)
-        {
-            const auto [i, j] = m_edges[e];
-            Bounds<double> box;
-            swept(i, box);
-            swept(j, box);
-            query(box);
-            m_partners.clear();
-            for (const std::uint32_t t : m_found)
-                for (const std::int32_t f : m_triangle_edges[t])
-                    if (f > std::int32_t(e) && m_edge_owner[std::size_t(f)] == std::int32_t(t))
-                        m_partners.push_back(f);
-            std::sort(m_partners.begin(), m_partners.end());
-            for (const std::int32_t f : m_partners)
-            {
-                const auto [k, l] = m_edges[std::size_t(f)];
-                if (k == i || k == j || l == i || l == j)
-                    continue;
-                Bounds<double> other;
-                swept(k, other);
-                swept(l, other);
-                if (!box.overlaps(other))
-                    continue;
-                const Eigen::Vector3d &p = start[std::size_t(i)], &q = start[std::size_t(j)];
-                const Eigen::Vector3d &a = start[std::size_t(k)], &b = start[std::size_t(l)];
-                const auto [s, t] = nearest_on_segments(p, q, a, b);
-                const double distance = ((p + s * (q - p)) - (a + t * (b - a))).norm();
-                m_pairs.push_back({{i, j, k, l}, 2, distance});
-            }
-        }
+        return total > 0.0 ? Eigen::Vector3d(mean / total) : mean;
     }
 
     void fit_tree(const std::vector<Eigen::Vector3d>& x)
@@ -718,10 +711,10 @@ class SelfContactTerm
     std::vector<std::array<std::int32_t, 2>> m_edges;
     std::vector<std::int32_t> m_edge_owner;                    ///< per edge, the first triangle it bounds
     std::vector<std::array<std::int32_t, 3>> m_triangle_edges; ///< per triangle, its edges (-1 if none listed)
-    double m_thickness = 0.0;
+    double m_thickness = 0.0, m_reach = 0.0;
     double m_friction = 0.0, m_static_slip = 0.0; ///< Coulomb's coefficient; kStaticSlip x h, m
     std::vector<Contact> m_contacts;
-    std::vector<Pair> m_pairs; ///< every pair whose swept boxes overlap
+    std::vector<Pair> m_pairs; ///< every pair within the reach at the step's start
     std::size_t m_unbounded = 0;
     // keep_apart's scratch: each particle's zone (union-find) and move, the zones' sums.
     std::vector<std::int32_t> m_zone;
